@@ -1,0 +1,135 @@
+//! `ssdlab bench`: the simulator's own speed (simulated I/Os per wall
+//! second, one core) and memory on a device.
+
+use serde::Serialize;
+use ssdlab_core::config::Device;
+use ssdlab_core::workload::fio;
+use ssdlab_core::{Drive, Precondition};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// One benchmark case.
+#[derive(Debug, Serialize)]
+pub struct Case {
+    /// Case name.
+    pub name: String,
+    /// Preconditioning used.
+    pub precondition: String,
+    /// Wall time of preconditioning (s).
+    pub precondition_s: f64,
+    /// Simulated I/Os.
+    pub ios: u64,
+    /// Wall time of the simulation (s).
+    pub sim_wall_s: f64,
+    /// Simulated I/Os per wall second.
+    pub sim_ios_per_wall_s: f64,
+    /// Events per wall second.
+    pub events_per_wall_s: f64,
+    /// Resident memory after the case (bytes).
+    pub rss_bytes: u64,
+    /// Peak resident memory of the process so far (bytes).
+    pub peak_rss_bytes: u64,
+}
+
+/// All cases.
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    /// Device.
+    pub device: String,
+    /// Cases.
+    pub cases: Vec<Case>,
+}
+
+fn status_kb(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+/// Run the benchmark cases.
+pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, String> {
+    let cases: [(&str, &str, Precondition); 4] = [
+        (
+            "randread-4k-qd32",
+            "rw=randread\nbs=4k\niodepth=32",
+            Precondition::Fill,
+        ),
+        (
+            "randwrite-4k-qd32-steady",
+            "rw=randwrite\nbs=4k\niodepth=32\nnorandommap",
+            Precondition::Steady,
+        ),
+        (
+            "seqread-128k-qd32",
+            "rw=read\nbs=128k\niodepth=32",
+            Precondition::Fill,
+        ),
+        (
+            "seqwrite-128k-qd32",
+            "rw=write\nbs=128k\niodepth=32",
+            Precondition::Fill,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (name, opts, pre) in cases {
+        if filter.is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let text = format!("[{name}]\n{opts}\nnumber_ios={ios}\n");
+        let w = fio::parse_str(&text, name).map_err(|e| e.to_string())?;
+        let t0 = Instant::now();
+        let mut d = Drive::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
+            .map_err(|e| e.to_string())?;
+        let pre_s = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        d.run(&mut |_| {}, &|| false).map_err(|e| e.to_string())?;
+        let wall = t1.elapsed().as_secs_f64();
+        out.push(Case {
+            name: name.into(),
+            precondition: pre.name().into(),
+            precondition_s: pre_s,
+            ios: d.ios_done,
+            sim_wall_s: wall,
+            sim_ios_per_wall_s: d.ios_done as f64 / wall,
+            events_per_wall_s: d.events as f64 / wall,
+            rss_bytes: status_kb("VmRSS:"),
+            peak_rss_bytes: status_kb("VmHWM:"),
+        });
+    }
+    Ok(BenchResult {
+        device: dev.name.clone(),
+        cases: out,
+    })
+}
+
+/// Text table.
+pub fn to_text(r: &BenchResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "device {}", r.device);
+    let _ = writeln!(
+        s,
+        "{:<26} {:>8} {:>10} {:>10} {:>14} {:>12} {:>10} {:>10}",
+        "case", "precond", "precond s", "I/Os", "sim I/Os per s", "events/s", "RSS GiB", "peak GiB"
+    );
+    for c in &r.cases {
+        let _ = writeln!(
+            s,
+            "{:<26} {:>8} {:>10.1} {:>10} {:>14.0} {:>12.0} {:>10.2} {:>10.2}",
+            c.name,
+            c.precondition,
+            c.precondition_s,
+            c.ios,
+            c.sim_ios_per_wall_s,
+            c.events_per_wall_s,
+            c.rss_bytes as f64 / (1u64 << 30) as f64,
+            c.peak_rss_bytes as f64 / (1u64 << 30) as f64
+        );
+    }
+    s
+}

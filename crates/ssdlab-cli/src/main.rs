@@ -1,0 +1,313 @@
+//! `ssdlab`: the command-line door to the simulator.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use ssdlab_core::config::{preset_text, Device, DeviceFile, PRESETS};
+use ssdlab_core::workload::{fio, Workload};
+use ssdlab_core::{simulate, Precondition, RunSpec, DEFAULT_SEED};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+mod bench;
+
+#[derive(Parser)]
+#[command(
+    name = "ssdlab",
+    version,
+    about = "Full-system SSD simulator: NVMe/PCIe host, firmware, DRAM cache, FTL, flash scheduler, NAND"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Pre {
+    Fresh,
+    Fill,
+    Steady,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a workload on a device (default: pm9a3-960g, 4 KiB random read QD32).
+    Run {
+        /// Preset name or path to a device TOML file.
+        #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
+        device: String,
+        /// fio job file (default: built-in 4 KiB random read, QD32, 1M I/Os).
+        #[arg(long)]
+        job: Option<PathBuf>,
+        /// Seed for every random stream.
+        #[arg(long, default_value_t = DEFAULT_SEED)]
+        seed: u64,
+        /// Drive state before the run.
+        #[arg(long, value_enum, default_value_t = Pre::Fill)]
+        precondition: Pre,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        output_format: Format,
+        /// Write the report to this file instead of stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Never show a progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// List device presets, or show one resolved.
+    Devices {
+        #[command(subcommand)]
+        sub: Option<DevicesCmd>,
+    },
+    /// Check a device TOML file and report every problem.
+    Check {
+        /// Device TOML file.
+        path: PathBuf,
+    },
+    /// Run the shipped validation scenarios against published figures.
+    Validate {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        output_format: Format,
+        /// Only scenarios whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+    },
+    /// Measure the simulator's own speed and memory.
+    Bench {
+        /// Simulated I/Os per case.
+        #[arg(long, default_value_t = 2_000_000)]
+        ios: u64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        output_format: Format,
+        /// Only cases whose name contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Device preset or file.
+        #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
+        device: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum DevicesCmd {
+    /// Print one device with every default filled in, plus derived figures.
+    Show {
+        /// Preset name or TOML path.
+        name: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load_workload(job: &Option<PathBuf>) -> Result<(Workload, String), String> {
+    match job {
+        Some(p) => Ok((
+            fio::parse_file(p).map_err(|e| e.to_string())?,
+            p.display().to_string(),
+        )),
+        None => Ok((
+            Workload::default_job(),
+            "built-in randread-4k-qd32 (1M I/Os)".into(),
+        )),
+    }
+}
+
+fn progress_bar(quiet: bool) -> (ProgressBar, Instant) {
+    let pb = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    (pb, Instant::now())
+}
+
+fn real_main(cli: Cli) -> Result<ExitCode, String> {
+    match cli.cmd {
+        Cmd::Run {
+            device,
+            job,
+            seed,
+            precondition,
+            output_format,
+            output,
+            quiet,
+        } => {
+            let dev = Device::load(&device).map_err(|e| e.to_string())?;
+            let (workload, name) = load_workload(&job)?;
+            let pre = match precondition {
+                Pre::Fresh => Precondition::Fresh,
+                Pre::Fill => Precondition::Fill,
+                Pre::Steady => Precondition::Steady,
+            };
+            let spec = RunSpec {
+                device: dev,
+                workload,
+                workload_name: name,
+                seed,
+                precondition: pre,
+            };
+            let (pb, t0) =
+                progress_bar(quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()));
+            let mut shown = false;
+            let report = simulate(
+                &spec,
+                &mut |p| {
+                    if !shown && t0.elapsed() > Duration::from_secs(2) {
+                        shown = true;
+                        pb.enable_steady_tick(Duration::from_millis(200));
+                    }
+                    if shown {
+                        if let Some(f) = p.fraction {
+                            pb.set_position((f * 1000.0) as u64);
+                        }
+                        pb.set_message(format!(
+                            "{} I/Os, {:.3} ms simulated",
+                            p.ios_done,
+                            p.sim_time.as_secs_f64() * 1e3
+                        ));
+                    }
+                },
+                &|| false,
+            )
+            .map_err(|e| e.to_string())?;
+            pb.finish_and_clear();
+            let text = match output_format {
+                Format::Text => report.to_text(),
+                Format::Json => report.to_json() + "\n",
+            };
+            emit(&text, &output)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Devices { sub: None } => {
+            for (name, _) in PRESETS {
+                let d = Device::preset(name).map_err(|e| e.to_string())?;
+                println!("{name:<28} {}", d.description);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Devices {
+            sub: Some(DevicesCmd::Show { name }),
+        } => {
+            let (file, src) = match preset_text(&name) {
+                Some(t) => (
+                    DeviceFile::from_toml_str(t, &name).map_err(|e| e.to_string())?,
+                    name.clone(),
+                ),
+                None => {
+                    let text = std::fs::read_to_string(&name)
+                        .map_err(|e| format!("{name}: no such preset or file ({e})"))?;
+                    (
+                        DeviceFile::from_toml_str(&text, &name).map_err(|e| e.to_string())?,
+                        name.clone(),
+                    )
+                }
+            };
+            let dev = file.resolve(&src).map_err(|e| e.to_string())?;
+            let toml = toml::to_string_pretty(&file).map_err(|e| e.to_string())?;
+            println!("{toml}");
+            let link = ssdlab_core::pcie::Link::new(&dev.pcie);
+            println!("# derived");
+            println!(
+                "# exported capacity: {} bytes ({:.1} GB)",
+                dev.capacity_bytes(),
+                dev.capacity_bytes() as f64 / 1e9
+            );
+            println!(
+                "# raw NAND:          {} bytes ({:.1} GB)",
+                dev.nand.raw_bytes(),
+                dev.nand.raw_bytes() as f64 / 1e9
+            );
+            println!("# dies:              {}", dev.nand.total_dies());
+            println!("# channel bus:       {}", dev.nand.bus_bandwidth);
+            println!("# PCIe payload bw:   {}", link.effective_bandwidth());
+            println!(
+                "# mapping memory:    {:.2} GiB",
+                ssdlab_core::drive::memory_estimate(&dev) as f64 / (1u64 << 30) as f64
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { path } => {
+            let d = Device::from_path(&path).map_err(|e| e.to_string())?;
+            println!(
+                "{}: ok ({}, {:.1} GB exported)",
+                path.display(),
+                d.name,
+                d.capacity_bytes() as f64 / 1e9
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Validate {
+            output_format,
+            filter,
+        } => {
+            let results = ssdlab_core::validate::run_all(filter.as_deref(), &mut |name| {
+                eprintln!("running {name} ...");
+            })
+            .map_err(|e| e.to_string())?;
+            let all_pass = results.iter().all(|r| r.pass);
+            match output_format {
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
+                ),
+                Format::Text => print!("{}", ssdlab_core::validate::to_text(&results)),
+            }
+            Ok(if all_pass {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Cmd::Bench {
+            ios,
+            output_format,
+            filter,
+            device,
+        } => {
+            let dev = Device::load(&device).map_err(|e| e.to_string())?;
+            let res = bench::run(&dev, ios, filter.as_deref())?;
+            match output_format {
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&res).map_err(|e| e.to_string())?
+                ),
+                Format::Text => print!("{}", bench::to_text(&res)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {
+    match output {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| format!("{}: cannot write report: {e}", p.display())),
+        None => {
+            let mut o = std::io::stdout().lock();
+            o.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! DRAM data cache: the write buffer (write-back, sub-page writes packed
+//! into program units) and an optional read cache, with LRU or FIFO
+//! replacement. Capacities are in mapping units.
+//!
+//! Entries are slab-allocated and threaded on intrusive doubly-linked lists
+//! (dirty host data, dirty GC data, clean read-cache data); an LPN index
+//! finds them. Write-buffer space counts host data that is dirty or being
+//! programmed; GC relocation data is bounded by the GC throttle instead.
+
+use crate::config::CachePolicy;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Multiplicative hash for u32 keys (hot path; keys are LPNs).
+#[derive(Default, Clone, Copy)]
+pub struct LpnHasher(u64);
+impl Hasher for LpnHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (i as u64 ^ 0x9e37_79b9).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    DirtyHost,
+    DirtyGc,
+    /// Being programmed by program id.
+    Flushing(u32, bool),
+    Clean,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    lpn: u32,
+    state: State,
+    prev: u32,
+    next: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+impl List {
+    fn new() -> List {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+const L_HOST: usize = 0;
+const L_GC: usize = 1;
+const L_CLEAN: usize = 2;
+
+/// Counters.
+#[derive(Debug, Clone, Default)]
+pub struct CacheStats {
+    /// Read lookups that hit DRAM.
+    pub read_hits: u64,
+    /// Read lookups that missed.
+    pub read_misses: u64,
+    /// Writes that overwrote data still in the buffer.
+    pub write_hits: u64,
+}
+
+/// The DRAM buffer.
+pub struct DataCache {
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+    index: HashMap<u32, u32, BuildHasherDefault<LpnHasher>>,
+    lists: [List; 3],
+    policy: CachePolicy,
+    wb_capacity: u64,
+    rc_capacity: u64,
+    host_used: u64,
+    reserved: u64,
+    /// Counters.
+    pub stats: CacheStats,
+}
+
+impl DataCache {
+    /// Capacities in mapping units.
+    pub fn new(write_buffer_slots: u64, read_cache_slots: u64, policy: CachePolicy) -> DataCache {
+        DataCache {
+            entries: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::default(),
+            lists: [List::new(); 3],
+            policy,
+            wb_capacity: write_buffer_slots,
+            rc_capacity: read_cache_slots,
+            host_used: 0,
+            reserved: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    fn unlink(&mut self, i: u32, l: usize) {
+        let e = self.entries[i as usize];
+        if e.prev != NIL {
+            self.entries[e.prev as usize].next = e.next;
+        } else {
+            self.lists[l].head = e.next;
+        }
+        if e.next != NIL {
+            self.entries[e.next as usize].prev = e.prev;
+        } else {
+            self.lists[l].tail = e.prev;
+        }
+        self.lists[l].len -= 1;
+    }
+
+    fn push_tail(&mut self, i: u32, l: usize) {
+        let t = self.lists[l].tail;
+        self.entries[i as usize].prev = t;
+        self.entries[i as usize].next = NIL;
+        if t != NIL {
+            self.entries[t as usize].next = i;
+        } else {
+            self.lists[l].head = i;
+        }
+        self.lists[l].tail = i;
+        self.lists[l].len += 1;
+    }
+
+    fn list_of(s: State) -> Option<usize> {
+        match s {
+            State::DirtyHost => Some(L_HOST),
+            State::DirtyGc => Some(L_GC),
+            State::Clean => Some(L_CLEAN),
+            State::Flushing(..) => None,
+        }
+    }
+
+    fn alloc(&mut self, lpn: u32, state: State) -> u32 {
+        let e = Entry {
+            lpn,
+            state,
+            prev: NIL,
+            next: NIL,
+        };
+        let i = if let Some(i) = self.free.pop() {
+            self.entries[i as usize] = e;
+            i
+        } else {
+            self.entries.push(e);
+            (self.entries.len() - 1) as u32
+        };
+        self.index.insert(lpn, i);
+        i
+    }
+
+    fn release(&mut self, i: u32) {
+        let lpn = self.entries[i as usize].lpn;
+        self.index.remove(&lpn);
+        self.free.push(i);
+    }
+
+    /// Is `lpn`'s data in DRAM? Counts a read hit/miss and refreshes LRU.
+    pub fn read_lookup(&mut self, lpn: u32) -> bool {
+        match self.index.get(&lpn).copied() {
+            Some(i) => {
+                self.stats.read_hits += 1;
+                if self.policy == CachePolicy::Lru && self.entries[i as usize].state == State::Clean
+                {
+                    self.unlink(i, L_CLEAN);
+                    self.push_tail(i, L_CLEAN);
+                }
+                true
+            }
+            None => {
+                self.stats.read_misses += 1;
+                false
+            }
+        }
+    }
+
+    /// Contains `lpn` (no side effects).
+    pub fn contains(&self, lpn: u32) -> bool {
+        self.index.contains_key(&lpn)
+    }
+
+    /// Write-buffer slots free for new host data.
+    pub fn space(&self) -> u64 {
+        self.wb_capacity
+            .saturating_sub(self.host_used + self.reserved)
+    }
+
+    /// Reserve `n` slots for an incoming write (false if not enough space).
+    pub fn reserve(&mut self, n: u64) -> bool {
+        if n <= self.space() {
+            self.reserved += n;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether a write of `n` slots can ever fit.
+    pub fn fits(&self, n: u64) -> bool {
+        n <= self.wb_capacity
+    }
+
+    /// Insert host write data for `lpn` (one reserved slot is consumed).
+    /// Returns true if an older version was still in the buffer.
+    pub fn insert_host(&mut self, lpn: u32) -> bool {
+        self.reserved = self.reserved.saturating_sub(1);
+        match self.index.get(&lpn).copied() {
+            Some(i) => {
+                let s = self.entries[i as usize].state;
+                match s {
+                    State::DirtyHost => {
+                        if self.policy == CachePolicy::Lru {
+                            self.unlink(i, L_HOST);
+                            self.push_tail(i, L_HOST);
+                        }
+                    }
+                    State::DirtyGc | State::Clean => {
+                        self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
+                        self.entries[i as usize].state = State::DirtyHost;
+                        self.push_tail(i, L_HOST);
+                        self.host_used += 1;
+                    }
+                    State::Flushing(_, host) => {
+                        self.entries[i as usize].state = State::DirtyHost;
+                        self.push_tail(i, L_HOST);
+                        if !host {
+                            self.host_used += 1;
+                        }
+                    }
+                }
+                self.stats.write_hits += 1;
+                s != State::Clean
+            }
+            None => {
+                let i = self.alloc(lpn, State::DirtyHost);
+                self.push_tail(i, L_HOST);
+                self.host_used += 1;
+                false
+            }
+        }
+    }
+
+    /// Insert GC relocation data for `lpn` (only when no newer version is buffered).
+    pub fn insert_gc(&mut self, lpn: u32) {
+        if let Some(&i) = self.index.get(&lpn) {
+            // A clean read-cache copy of the same version: promote it.
+            if self.entries[i as usize].state == State::Clean {
+                self.unlink(i, L_CLEAN);
+                self.entries[i as usize].state = State::DirtyGc;
+                self.push_tail(i, L_GC);
+            }
+            return;
+        }
+        let i = self.alloc(lpn, State::DirtyGc);
+        self.push_tail(i, L_GC);
+    }
+
+    /// Dirty slots waiting to be programmed (host, GC).
+    pub fn dirty(&self) -> (u32, u32) {
+        (self.lists[L_HOST].len, self.lists[L_GC].len)
+    }
+
+    /// Take up to `n` dirty entries (GC data first, then oldest host data) for
+    /// program `prog`; appends their LPNs to `out`. Returns whether any host data was taken.
+    pub fn take_for_program(&mut self, n: usize, prog: u32, out: &mut Vec<u32>) -> bool {
+        let mut host = false;
+        for l in [L_GC, L_HOST] {
+            while out.len() < n {
+                let i = self.lists[l].head;
+                if i == NIL {
+                    break;
+                }
+                self.unlink(i, l);
+                self.entries[i as usize].state = State::Flushing(prog, l == L_HOST);
+                host |= l == L_HOST;
+                out.push(self.entries[i as usize].lpn);
+            }
+        }
+        host
+    }
+
+    /// Program `prog` holding `lpn` finished. Returns true if the entry was
+    /// released (it may have been overwritten meanwhile and still be dirty).
+    pub fn program_done(&mut self, lpn: u32, prog: u32) -> bool {
+        let Some(&i) = self.index.get(&lpn) else {
+            return false;
+        };
+        match self.entries[i as usize].state {
+            State::Flushing(p, host) if p == prog => {
+                if host {
+                    self.host_used -= 1;
+                }
+                if self.rc_capacity > 0 {
+                    self.entries[i as usize].state = State::Clean;
+                    self.push_tail(i, L_CLEAN);
+                    self.evict_clean();
+                } else {
+                    self.release(i);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn evict_clean(&mut self) {
+        while self.lists[L_CLEAN].len as u64 > self.rc_capacity {
+            let i = self.lists[L_CLEAN].head;
+            self.unlink(i, L_CLEAN);
+            self.release(i);
+        }
+    }
+
+    /// Fill the read cache with `lpn` after a flash read.
+    pub fn insert_clean(&mut self, lpn: u32) {
+        if self.rc_capacity == 0 || self.index.contains_key(&lpn) {
+            return;
+        }
+        let i = self.alloc(lpn, State::Clean);
+        self.push_tail(i, L_CLEAN);
+        self.evict_clean();
+    }
+
+    /// Drop `lpn` (TRIM).
+    pub fn drop_lpn(&mut self, lpn: u32) {
+        let Some(&i) = self.index.get(&lpn) else {
+            return;
+        };
+        let s = self.entries[i as usize].state;
+        match s {
+            State::Flushing(_, host) => {
+                // The program still completes; its slot is invalidated by the FTL.
+                // Turn the entry into a clean-less orphan: release it now.
+                if host {
+                    self.host_used -= 1;
+                }
+                self.release(i);
+            }
+            _ => {
+                if s == State::DirtyHost {
+                    self.host_used -= 1;
+                }
+                self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
+                self.release(i);
+            }
+        }
+    }
+
+    /// Entries held (all states).
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_buffer_space_and_program_cycle() {
+        let mut c = DataCache::new(4, 0, CachePolicy::Lru);
+        assert!(c.reserve(3));
+        assert!(!c.reserve(2));
+        for l in [10, 11, 10] {
+            c.insert_host(l);
+        }
+        // 10 overwritten in place: 2 slots used, reservation consumed.
+        assert_eq!(c.space(), 2);
+        let mut out = Vec::new();
+        assert!(c.take_for_program(8, 1, &mut out));
+        assert_eq!(out, vec![11, 10]);
+        // overwrite 11 while it is being programmed: it becomes dirty again
+        assert!(c.reserve(1));
+        c.insert_host(11);
+        assert!(!c.program_done(11, 1));
+        assert!(c.program_done(10, 1));
+        assert_eq!(c.dirty(), (1, 0));
+        assert!(c.read_lookup(11));
+        assert!(!c.read_lookup(10));
+    }
+
+    #[test]
+    fn read_cache_is_lru() {
+        let mut c = DataCache::new(0, 2, CachePolicy::Lru);
+        c.insert_clean(1);
+        c.insert_clean(2);
+        assert!(c.read_lookup(1));
+        c.insert_clean(3); // evicts 2 (least recently used)
+        assert!(c.read_lookup(1));
+        assert!(!c.read_lookup(2));
+        assert!(c.read_lookup(3));
+    }
+
+    #[test]
+    fn gc_data_is_programmed_first() {
+        let mut c = DataCache::new(8, 0, CachePolicy::Fifo);
+        c.reserve(1);
+        c.insert_host(5);
+        c.insert_gc(9);
+        let mut out = Vec::new();
+        c.take_for_program(1, 7, &mut out);
+        assert_eq!(out, vec![9]);
+    }
+}

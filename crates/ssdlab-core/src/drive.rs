@@ -1,0 +1,918 @@
+//! The whole drive: wires host queues, PCIe link, NVMe controller, firmware
+//! stages, DRAM cache, FTL and flash scheduler around one event loop.
+//!
+//! Command path (read): host driver → doorbell (PCIe down) → arbitration and
+//! SQE fetch (PCIe round trip) → firmware stages → cache lookup → L2P →
+//! flash read transactions (grouped per physical page, multi-plane) → data
+//! DMA to host per transaction (PCIe up) → completion stage → CQE and MSI-X
+//! (PCIe up) → host completion cost.
+//!
+//! Write: ... → write-buffer space reservation → data DMA from host (PCIe
+//! read requests up, completions down) → DRAM → acknowledged (write-back).
+//! Full program units are flushed from the buffer to the next free parallel
+//! unit in striping order; GC relocations go through the same buffer.
+
+use crate::cache::DataCache;
+use crate::config::{logical_units, program_unit_bytes, Device, OpKind};
+use crate::engine::{EventQueue, FifoServer};
+use crate::firmware::Firmware;
+use crate::flash::{FlashEvent, FlashScheduler, Txn};
+use crate::ftl::{Ftl, FtlStats, Mapping};
+use crate::nand::{Geometry, Timings};
+use crate::nvme::{Controller, QueueClass, CQE_BYTES, DOORBELL_BYTES, MSIX_BYTES, SQE_BYTES};
+use crate::pcie::Link;
+use crate::stats::DirStats;
+use crate::units::{Lpn, Ppa, Time};
+use crate::workload::gen::JobGen;
+use crate::workload::{Workload, WorkloadError};
+use std::collections::VecDeque;
+use std::fmt;
+
+/// How the drive is prepared before the measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Factory fresh: everything erased and unmapped.
+    Fresh,
+    /// Every LBA written once, sequentially.
+    Fill,
+    /// Filled, then random overwrites until write amplification settles.
+    Steady,
+}
+
+impl Precondition {
+    /// Parse `fresh|fill|steady`.
+    pub fn parse(s: &str) -> Option<Precondition> {
+        match s {
+            "fresh" => Some(Precondition::Fresh),
+            "fill" => Some(Precondition::Fill),
+            "steady" => Some(Precondition::Steady),
+            _ => None,
+        }
+    }
+    /// Name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precondition::Fresh => "fresh",
+            Precondition::Fill => "fill",
+            Precondition::Steady => "steady",
+        }
+    }
+}
+
+/// A simulation error.
+#[derive(Debug, Clone)]
+pub enum SimError {
+    /// Bad workload for this device.
+    Workload(WorkloadError),
+    /// The device cannot be simulated (e.g. too large for this machine's memory).
+    Device(String),
+    /// Commands were outstanding but nothing could make progress (a model bug).
+    Stalled(String),
+    /// Stopped by the caller.
+    Interrupted,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Workload(e) => write!(f, "{e}"),
+            SimError::Device(s) => write!(f, "{s}"),
+            SimError::Stalled(s) => write!(f, "simulation stalled: {s}"),
+            SimError::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Doorbell { q: u32 },
+    FetchFree,
+    Fetched { cmd: u32 },
+    FrontDone { cmd: u32 },
+    Flash(FlashEvent),
+    ReadDma { cmd: u32 },
+    WriteIn { cmd: u32 },
+    HostDone { cmd: u32 },
+    RampEnd,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cmd {
+    q: u32,
+    write: bool,
+    lpn: u32,
+    nlpn: u32,
+    submit: Time,
+    pending: u32,
+    measured: bool,
+}
+
+struct HostQueue {
+    gen: JobGen,
+    depth: u32,
+    outstanding: u32,
+    cpu: FifoServer,
+    done: bool,
+}
+
+struct GcJob {
+    victim: u32,
+    slots: Vec<(Ppa, Lpn)>,
+    next: usize,
+    inflight: u32,
+    erasing: bool,
+}
+
+const TAG_SHIFT: u32 = 56;
+const TAG_HREAD: u64 = 1;
+const TAG_GCREAD: u64 = 2;
+const TAG_PROG: u64 = 3;
+const TAG_ERASE: u64 = 4;
+const GC_READS_INFLIGHT: u32 = 4;
+const PROGRAMS_PER_DIE: usize = 2;
+
+/// Counter snapshot used to measure only the post-ramp window.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Time of the snapshot.
+    pub at: Time,
+    /// FTL counters.
+    pub ftl: FtlStats,
+    /// Flash reads, programs, erases, suspends.
+    pub flash: [u64; 4],
+    /// Channel bus busy time.
+    pub channel_busy: Vec<Time>,
+    /// Die busy time.
+    pub die_busy: Vec<Time>,
+    /// PCIe busy (up, down).
+    pub link_busy: (Time, Time),
+    /// Firmware stage busy times.
+    pub stage_busy: Vec<Time>,
+    /// DRAM busy.
+    pub dram_busy: Time,
+}
+
+/// Progress of a running simulation.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Simulated time.
+    pub sim_time: Time,
+    /// Host I/Os completed.
+    pub ios_done: u64,
+    /// Host I/Os expected in total, if known.
+    pub ios_total: Option<u64>,
+    /// Fraction done (0..1), if known.
+    pub fraction: Option<f64>,
+}
+
+/// The simulated drive plus its host.
+pub struct Drive {
+    /// Device description.
+    pub dev: Device,
+    /// Geometry.
+    pub geo: Geometry,
+    timings: Timings,
+    q: EventQueue<Event>,
+    link: Link,
+    ctl: Controller,
+    fw: Firmware,
+    fetch_wakeup: bool,
+    dram: FifoServer,
+    /// DRAM cache.
+    pub cache: DataCache,
+    /// FTL.
+    pub ftl: Ftl,
+    /// Flash scheduler.
+    pub flash: FlashScheduler,
+    cmds: Vec<Cmd>,
+    free_cmds: Vec<u32>,
+    hosts: Vec<HostQueue>,
+    progs: Vec<Vec<u32>>,
+    free_progs: Vec<u32>,
+    gc: Vec<Option<GcJob>>,
+    wait_buffer: VecDeque<u32>,
+    scratch_groups: Vec<(u32, u32, u32)>,
+    done_buf: Vec<(u64, OpKind)>,
+    unit_bytes: u64,
+    outstanding: u64,
+    /// Reads measured.
+    pub read: DirStats,
+    /// Writes measured.
+    pub write: DirStats,
+    /// Completed I/Os (all, including ramp).
+    pub ios_done: u64,
+    ios_total: Option<u64>,
+    deadline: Option<Time>,
+    /// Snapshot at the start of the measured window.
+    pub ramp_snapshot: Snapshot,
+    ramp_end: Time,
+    /// Last host completion time.
+    pub last_completion: Time,
+    /// Events processed.
+    pub events: u64,
+    /// Seed.
+    pub seed: u64,
+    /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
+    pub precondition_info: (Precondition, f64, f64),
+}
+
+/// Estimated bytes of simulator state for a device (mapping tables and block metadata).
+pub fn memory_estimate(dev: &Device) -> u64 {
+    let g = Geometry::new(&dev.nand, dev.ftl.mapping_unit);
+    let lpns = logical_units(&dev.nand, &dev.ftl);
+    let blocks = g.units as u64 * g.blocks_per_unit as u64;
+    lpns * 4 + g.total_slots() * 4 + blocks * 18
+}
+
+fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl Drive {
+    /// Build a drive and its host for `workload`, preconditioned as asked.
+    pub fn new(
+        dev: Device,
+        workload: &Workload,
+        workload_file: &str,
+        seed: u64,
+        pre: Precondition,
+    ) -> Result<Drive, SimError> {
+        let need = memory_estimate(&dev);
+        if let Some(avail) = available_memory() {
+            if need > avail {
+                return Err(SimError::Device(format!(
+                    "device '{}' needs about {:.1} GiB for its mapping tables but only {:.1} GiB of memory is available; use a larger ftl.mapping_unit or a smaller drive",
+                    dev.name,
+                    need as f64 / (1u64 << 30) as f64,
+                    avail as f64 / (1u64 << 30) as f64
+                )));
+            }
+        }
+        let geo = Geometry::new(&dev.nand, dev.ftl.mapping_unit);
+        let lpns = logical_units(&dev.nand, &dev.ftl);
+        let unit_bytes = dev.ftl.mapping_unit.0;
+        let mut ftl = Ftl::new(geo.clone(), dev.ftl.clone(), lpns, seed);
+        let mut info = (pre, 0.0, 0.0);
+        match pre {
+            Precondition::Fresh => {}
+            Precondition::Fill => {
+                ftl.fill_sequential();
+                info.1 = 1.0;
+                info.2 = ftl.stats.waf();
+            }
+            Precondition::Steady => {
+                let (dw, waf) = ftl.precondition_steady(seed, 6.0);
+                info.1 = dw;
+                info.2 = waf;
+            }
+        }
+        ftl.reset_stats();
+        // Host queues: one per job clone.
+        let mut hosts = Vec::new();
+        let mut ios_total = Some(0u64);
+        let mut deadline: Option<Time> = None;
+        let mut ramp_end = Time::ZERO;
+        for (ji, job) in workload.jobs.iter().enumerate() {
+            if job.iodepth > dev.nvme.max_queue_depth - 1 {
+                return Err(SimError::Workload(WorkloadError {
+                    file: workload_file.into(),
+                    line: 0,
+                    option: Some("iodepth".into()),
+                    message: format!("job '{}': iodepth {} exceeds the device's queue size ({} entries hold {} commands)", job.name, job.iodepth, dev.nvme.max_queue_depth, dev.nvme.max_queue_depth - 1),
+                }));
+            }
+            if job.rw.read_pct < 100 && job.bs > dev.cache.write_buffer.0 {
+                return Err(SimError::Workload(WorkloadError {
+                    file: workload_file.into(),
+                    line: 0,
+                    option: Some("bs".into()),
+                    message: format!(
+                        "job '{}': a {} B write cannot fit the device's {} write buffer",
+                        job.name, job.bs, dev.cache.write_buffer
+                    ),
+                }));
+            }
+            for clone in 0..job.numjobs {
+                let js = seed.wrapping_add((ji as u64) << 20);
+                let gen = JobGen::new(job, clone, js, lpns, unit_bytes, workload_file)
+                    .map_err(SimError::Workload)?;
+                hosts.push(HostQueue {
+                    gen,
+                    depth: job.iodepth,
+                    outstanding: 0,
+                    cpu: FifoServer::default(),
+                    done: false,
+                });
+            }
+            ramp_end = ramp_end.max(job.ramp_time);
+            match (job.time_based, job.runtime) {
+                (true, Some(r)) => {
+                    ios_total = None;
+                    deadline = Some(deadline.unwrap_or(Time::ZERO).max(job.ramp_time + r));
+                }
+                _ => {
+                    let by_bytes = job.io_size.or(job.size).map(|b| b.div_ceil(job.bs));
+                    let n = match (by_bytes, job.number_ios) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    match (n, ios_total) {
+                        (Some(n), Some(t)) => ios_total = Some(t + n * job.numjobs as u64),
+                        _ => {
+                            if n.is_none() {
+                                let cap = lpns * unit_bytes - job.offset;
+                                ios_total = ios_total
+                                    .map(|t| t + cap.div_ceil(job.bs) * job.numjobs as u64);
+                            }
+                        }
+                    }
+                    if let Some(r) = job.runtime {
+                        deadline = Some(deadline.unwrap_or(Time::ZERO).max(job.ramp_time + r));
+                    }
+                }
+            }
+        }
+        if hosts.len() as u32 > dev.nvme.max_queues {
+            return Err(SimError::Workload(WorkloadError {
+                file: workload_file.into(),
+                line: 0,
+                option: Some("numjobs".into()),
+                message: format!(
+                    "{} jobs need {} queue pairs but the device has {}",
+                    hosts.len(),
+                    hosts.len(),
+                    dev.nvme.max_queues
+                ),
+            }));
+        }
+        let classes = vec![QueueClass::Medium; hosts.len()];
+        let spp_bytes = program_unit_bytes(&dev.nand);
+        let wb_slots = dev.cache.write_buffer.0 / unit_bytes;
+        let _ = spp_bytes;
+        let mut d = Drive {
+            timings: Timings::new(&dev.nand),
+            q: EventQueue::new(),
+            link: Link::new(&dev.pcie),
+            ctl: Controller::new(&dev.nvme, &classes),
+            fw: Firmware::new(&dev.firmware),
+            fetch_wakeup: false,
+            dram: FifoServer::default(),
+            cache: DataCache::new(
+                wb_slots,
+                dev.cache.read_cache.0 / unit_bytes,
+                dev.cache.policy,
+            ),
+            flash: FlashScheduler::new(&dev.nand, &dev.flash),
+            gc: (0..geo.units).map(|_| None).collect(),
+            ftl,
+            geo,
+            cmds: Vec::with_capacity(1024),
+            free_cmds: Vec::new(),
+            hosts,
+            progs: Vec::new(),
+            free_progs: Vec::new(),
+            wait_buffer: VecDeque::new(),
+            scratch_groups: Vec::new(),
+            done_buf: Vec::new(),
+            unit_bytes,
+            outstanding: 0,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            ios_done: 0,
+            ios_total,
+            deadline,
+            ramp_snapshot: Snapshot::default(),
+            ramp_end,
+            last_completion: Time::ZERO,
+            events: 0,
+            seed,
+            precondition_info: info,
+            dev,
+        };
+        d.ramp_snapshot = d.snapshot();
+        Ok(d)
+    }
+
+    /// Current counters.
+    pub fn snapshot(&self) -> Snapshot {
+        let f = &self.flash.stats;
+        Snapshot {
+            at: self.q.now(),
+            ftl: self.ftl.stats.clone(),
+            flash: [f.reads, f.programs, f.erases, f.suspends],
+            channel_busy: self.flash.channel_busy(),
+            die_busy: self.flash.die_busy(),
+            link_busy: self.link.busy(),
+            stage_busy: self.fw.stages.iter().map(|s| s.busy()).collect(),
+            dram_busy: self.dram.busy(),
+        }
+    }
+
+    /// Start of the measured window.
+    pub fn ramp_end(&self) -> Time {
+        self.ramp_end
+    }
+
+    /// The PCIe link.
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    /// Number of host queues.
+    pub fn queues(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Run to completion, calling `progress` now and then; `stop` is polled
+    /// at the same points and ends the run with [`SimError::Interrupted`].
+    pub fn run(
+        &mut self,
+        progress: &mut dyn FnMut(Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), SimError> {
+        for q in 0..self.hosts.len() as u32 {
+            for _ in 0..self.hosts[q as usize].depth {
+                self.host_submit(q, Time::ZERO);
+            }
+        }
+        if self.ramp_end > Time::ZERO {
+            self.q.at(self.ramp_end, Event::RampEnd);
+        }
+        let mut tick: u32 = 0;
+        while self.outstanding > 0 || self.hosts.iter().any(|h| !h.done) {
+            let Some((now, ev)) = self.q.pop() else {
+                return Err(SimError::Stalled(format!(
+                    "{} commands outstanding, {} waiting for write-buffer space, {} flash transactions in flight, no events pending",
+                    self.outstanding,
+                    self.wait_buffer.len(),
+                    self.flash.outstanding()
+                )));
+            };
+            self.events += 1;
+            self.dispatch(now, ev);
+            tick = tick.wrapping_add(1);
+            if tick & 0xffff == 0 {
+                if stop() {
+                    return Err(SimError::Interrupted);
+                }
+                progress(self.progress());
+            }
+        }
+        if self.ramp_end == Time::ZERO {
+            // snapshot already at zero
+        }
+        progress(self.progress());
+        Ok(())
+    }
+
+    fn progress(&self) -> Progress {
+        let now = self.q.now();
+        let fraction = match (self.ios_total, self.deadline) {
+            (Some(t), _) if t > 0 => Some((self.ios_done as f64 / t as f64).min(1.0)),
+            (_, Some(d)) if d > Time::ZERO => Some((now.as_secs_f64() / d.as_secs_f64()).min(1.0)),
+            _ => None,
+        };
+        Progress {
+            sim_time: now,
+            ios_done: self.ios_done,
+            ios_total: self.ios_total,
+            fraction,
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: Time, ev: Event) {
+        match ev {
+            Event::Doorbell { q } => {
+                self.ctl.doorbell(q);
+                self.try_fetch(now);
+            }
+            Event::FetchFree => {
+                self.fetch_wakeup = false;
+                self.try_fetch(now);
+            }
+            Event::Fetched { cmd } => {
+                let n = self.cmds[cmd as usize].nlpn as u64;
+                let t = self.fw.front(now, n);
+                if t > now {
+                    self.q.at(t, Event::FrontDone { cmd });
+                } else {
+                    self.process(now, cmd);
+                }
+            }
+            Event::FrontDone { cmd } => self.process(now, cmd),
+            Event::Flash(fe) => {
+                let mut done = std::mem::take(&mut self.done_buf);
+                let q = &mut self.q;
+                self.flash
+                    .on_event(now, fe, &mut done, &mut |t, e| q.at(t, Event::Flash(e)));
+                for &(owner, _) in &done {
+                    self.txn_done(now, owner);
+                }
+                done.clear();
+                self.done_buf = done;
+            }
+            Event::ReadDma { cmd } => self.part_done(now, cmd),
+            Event::WriteIn { cmd } => self.write_in(now, cmd),
+            Event::HostDone { cmd } => self.host_done(now, cmd),
+            Event::RampEnd => self.ramp_snapshot = self.snapshot(),
+        }
+    }
+
+    fn host_submit(&mut self, q: u32, at: Time) {
+        let h = &mut self.hosts[q as usize];
+        if h.done {
+            return;
+        }
+        let Some(io) = h.gen.next(at) else {
+            h.done = true;
+            return;
+        };
+        let (_, ready) = h.cpu.reserve(at, self.dev.host.submit_overhead);
+        h.outstanding += 1;
+        let measured = at >= h.gen.ramp_end;
+        let c = Cmd {
+            q,
+            write: io.write,
+            lpn: io.lpn,
+            nlpn: io.nlpn,
+            submit: at,
+            pending: 0,
+            measured,
+        };
+        let id = match self.free_cmds.pop() {
+            Some(i) => {
+                self.cmds[i as usize] = c;
+                i
+            }
+            None => {
+                self.cmds.push(c);
+                (self.cmds.len() - 1) as u32
+            }
+        };
+        self.outstanding += 1;
+        self.ctl.place(q, id);
+        let arrive = self.link.host_write(ready, DOORBELL_BYTES) + self.dev.nvme.doorbell_latency;
+        self.q.at(arrive.max(self.q.now()), Event::Doorbell { q });
+    }
+
+    fn try_fetch(&mut self, now: Time) {
+        loop {
+            let free = self.fw.stages[0].free_at();
+            if free > now {
+                if !self.fetch_wakeup && self.ctl.has_pending() {
+                    self.fetch_wakeup = true;
+                    self.q.at(free, Event::FetchFree);
+                }
+                return;
+            }
+            let Some(cmd) = self.ctl.next() else { return };
+            let t = self.fw.fetch(now);
+            let arrive = self.link.device_read(t, SQE_BYTES);
+            self.q.at(arrive, Event::Fetched { cmd });
+        }
+    }
+
+    fn process(&mut self, now: Time, cmd: u32) {
+        let c = self.cmds[cmd as usize];
+        if c.write {
+            if self.wait_buffer.is_empty() && self.cache.reserve(c.nlpn as u64) {
+                self.start_write_dma(now, cmd);
+            } else {
+                self.wait_buffer.push_back(cmd);
+            }
+            return;
+        }
+        // Read: cache lookup, translation, grouping per physical page.
+        let mut dram_units = 0u64;
+        let mut zero_units = 0u64;
+        let mut groups = std::mem::take(&mut self.scratch_groups);
+        groups.clear();
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        for l in c.lpn..c.lpn + c.nlpn {
+            if self.cache.read_lookup(l) {
+                dram_units += 1;
+                continue;
+            }
+            match self.ftl.lookup(Lpn(l)) {
+                Mapping::Unmapped => zero_units += 1,
+                Mapping::InBuffer => dram_units += 1,
+                Mapping::Flash(p) => {
+                    let key = p.0 / ppg;
+                    match groups.iter_mut().find(|g| g.0 == key) {
+                        Some(g) => g.2 += 1,
+                        None => groups.push((key, p.0, 1)),
+                    }
+                }
+            }
+        }
+        let mut pending = 0;
+        for &(_, first, n) in &groups {
+            let a = self.geo.decode(Ppa(first));
+            let die = self.geo.die_of_unit(a.unit);
+            let t = Txn {
+                kind: OpKind::Read,
+                die,
+                t_array: self.timings.read(self.geo.page_type(a.page)),
+                bytes: n as u64 * self.unit_bytes,
+                owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
+            };
+            pending += 1;
+            let q = &mut self.q;
+            self.flash
+                .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
+        }
+        self.scratch_groups = groups;
+        if dram_units + zero_units > 0 {
+            pending += 1;
+            let mut t = now;
+            if dram_units > 0 {
+                let b = dram_units * self.unit_bytes;
+                t = self
+                    .dram
+                    .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(b))
+                    .1
+                    + self.dev.cache.dram_latency;
+            }
+            let arrive = self
+                .link
+                .device_write(t, (dram_units + zero_units) * self.unit_bytes);
+            self.q.at(arrive, Event::ReadDma { cmd });
+        }
+        self.cmds[cmd as usize].pending = pending;
+        if pending == 0 {
+            self.complete(now, cmd);
+        }
+    }
+
+    fn part_done(&mut self, now: Time, cmd: u32) {
+        let c = &mut self.cmds[cmd as usize];
+        c.pending -= 1;
+        if c.pending == 0 {
+            self.complete(now, cmd);
+        }
+    }
+
+    fn start_write_dma(&mut self, now: Time, cmd: u32) {
+        let n = self.cmds[cmd as usize].nlpn as u64 * self.unit_bytes;
+        let arrive = self.link.device_read(now, n);
+        let (_, e) = self
+            .dram
+            .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));
+        self.q
+            .at(e + self.dev.cache.dram_latency, Event::WriteIn { cmd });
+    }
+
+    fn write_in(&mut self, now: Time, cmd: u32) {
+        let c = self.cmds[cmd as usize];
+        for l in c.lpn..c.lpn + c.nlpn {
+            self.ftl.write_to_buffer(Lpn(l));
+            self.cache.insert_host(l);
+        }
+        self.try_flush(now);
+        self.complete(now, cmd);
+    }
+
+    fn complete(&mut self, now: Time, cmd: u32) {
+        let t = self.fw.complete(now);
+        let mut at = self.link.device_write(t, CQE_BYTES);
+        if !self.dev.nvme.polling {
+            at = self.link.device_write(t, MSIX_BYTES).max(at);
+        }
+        self.q.at(at, Event::HostDone { cmd });
+    }
+
+    fn host_done(&mut self, now: Time, cmd: u32) {
+        let c = self.cmds[cmd as usize];
+        let (_, end) = self.hosts[c.q as usize]
+            .cpu
+            .reserve(now, self.dev.host.complete_overhead);
+        let lat = end - c.submit;
+        if c.measured {
+            let bytes = c.nlpn as u64 * self.unit_bytes;
+            if c.write {
+                self.write.record(lat, bytes);
+            } else {
+                self.read.record(lat, bytes);
+            }
+            if end > self.last_completion {
+                self.last_completion = end;
+            }
+        }
+        if !c.write && self.dev.cache.read_cache.0 > 0 {
+            for l in c.lpn..c.lpn + c.nlpn {
+                if matches!(self.ftl.lookup(Lpn(l)), Mapping::Flash(_)) {
+                    self.cache.insert_clean(l);
+                }
+            }
+        }
+        self.ios_done += 1;
+        self.outstanding -= 1;
+        self.hosts[c.q as usize].outstanding -= 1;
+        self.free_cmds.push(cmd);
+        self.host_submit(c.q, end);
+        if self.outstanding == 0 && self.dev.ftl.gc_background {
+            for u in 0..self.geo.units {
+                self.maybe_gc(now, u, self.dev.ftl.gc_background_margin);
+            }
+        }
+    }
+
+    fn try_flush(&mut self, now: Time) {
+        let spp = self.geo.slots_per_program as usize;
+        loop {
+            let (h, g) = self.cache.dirty();
+            if (h + g) as usize >= spp {
+                let host_needed = (g as usize) < spp;
+                let n = self.ftl.stripe().len();
+                let mut chosen = None;
+                for i in 0..n {
+                    let pos = (*self.ftl.stripe_cursor() + i) % n;
+                    let u = self.ftl.stripe()[pos];
+                    let die = self.geo.die_of_unit(u);
+                    if self.flash.die_load(die, OpKind::Write) < PROGRAMS_PER_DIE
+                        && self.ftl.can_allocate(u, host_needed)
+                    {
+                        chosen = Some((pos, u));
+                        break;
+                    }
+                }
+                let Some((pos, u)) = chosen else { return };
+                *self.ftl.stripe_cursor() = (pos + 1) % n;
+                let Some(first) = self.ftl.allocate_program(u) else {
+                    return;
+                };
+                let pid = match self.free_progs.pop() {
+                    Some(p) => p,
+                    None => {
+                        self.progs.push(Vec::with_capacity(spp));
+                        (self.progs.len() - 1) as u32
+                    }
+                };
+                let mut lpns = std::mem::take(&mut self.progs[pid as usize]);
+                lpns.clear();
+                self.cache.take_for_program(spp, pid, &mut lpns);
+                for (i, &l) in lpns.iter().enumerate() {
+                    self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
+                }
+                self.progs[pid as usize] = lpns;
+                let a = self.geo.decode(first);
+                let t = Txn {
+                    kind: OpKind::Write,
+                    die: self.geo.die_of_unit(u),
+                    t_array: self.timings.program(self.geo.page_type(a.page)),
+                    bytes: spp as u64 * self.unit_bytes,
+                    owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
+                };
+                let q = &mut self.q;
+                self.flash
+                    .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
+                self.maybe_gc(now, u, 0);
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn maybe_gc(&mut self, now: Time, unit: u32, margin: u32) {
+        if self.gc[unit as usize].is_some() || !self.ftl.needs_gc(unit, margin) {
+            return;
+        }
+        let Some(victim) = self.ftl.select_victim(unit) else {
+            return;
+        };
+        let slots = self.ftl.valid_slots(victim);
+        self.gc[unit as usize] = Some(GcJob {
+            victim,
+            slots,
+            next: 0,
+            inflight: 0,
+            erasing: false,
+        });
+        self.gc_issue(now, unit);
+    }
+
+    fn gc_issue(&mut self, now: Time, unit: u32) {
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        let staging_limit = 2 * self.geo.slots_per_program * self.geo.units;
+        let Some(job) = self.gc[unit as usize].as_mut() else {
+            return;
+        };
+        while job.inflight < GC_READS_INFLIGHT
+            && job.next < job.slots.len()
+            && self.cache.dirty().1 < staging_limit
+        {
+            let start = job.next;
+            let key = job.slots[start].0 .0 / ppg;
+            let mut end = start + 1;
+            while end < job.slots.len() && job.slots[end].0 .0 / ppg == key {
+                end += 1;
+            }
+            job.next = end;
+            job.inflight += 1;
+            let a = self.geo.decode(job.slots[start].0);
+            let t = Txn {
+                kind: OpKind::Read,
+                die: self.geo.die_of_unit(unit),
+                t_array: self.timings.read(self.geo.page_type(a.page)),
+                bytes: (end - start) as u64 * self.unit_bytes,
+                owner: (TAG_GCREAD << TAG_SHIFT)
+                    | ((unit as u64) << 32)
+                    | ((start as u64) << 16)
+                    | (end - start) as u64,
+            };
+            let q = &mut self.q;
+            self.flash
+                .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
+        }
+        if job.next == job.slots.len() && job.inflight == 0 && !job.erasing {
+            job.erasing = true;
+            let t = Txn {
+                kind: OpKind::Erase,
+                die: self.geo.die_of_unit(unit),
+                t_array: self.timings.t_erase,
+                bytes: 0,
+                owner: (TAG_ERASE << TAG_SHIFT) | unit as u64,
+            };
+            let q = &mut self.q;
+            self.flash
+                .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
+        }
+    }
+
+    fn txn_done(&mut self, now: Time, owner: u64) {
+        let tag = owner >> TAG_SHIFT;
+        match tag {
+            TAG_HREAD => {
+                let cmd = (owner & 0xffff_ffff) as u32;
+                let n = (owner >> 32) & 0xff_ffff;
+                let arrive = self.link.device_write(now, n * self.unit_bytes);
+                self.q.at(arrive, Event::ReadDma { cmd });
+            }
+            TAG_GCREAD => {
+                let unit = ((owner >> 32) & 0xff_ffff) as u32;
+                let start = ((owner >> 16) & 0xffff) as usize;
+                let n = (owner & 0xffff) as usize;
+                if let Some(job) = self.gc[unit as usize].as_mut() {
+                    for i in start..start + n {
+                        let (p, l) = job.slots[i];
+                        if self.ftl.relocate_to_buffer(p, l) {
+                            self.cache.insert_gc(l.0);
+                        }
+                    }
+                    job.inflight -= 1;
+                }
+                // GC data moved over the channel into DRAM.
+                self.dram.reserve(
+                    now,
+                    self.dev
+                        .cache
+                        .dram_bandwidth
+                        .transfer_time(n as u64 * self.unit_bytes),
+                );
+                self.gc_issue(now, unit);
+                self.try_flush(now);
+            }
+            TAG_PROG => {
+                let pid = (owner & 0xffff_ffff) as u32;
+                let lpns = std::mem::take(&mut self.progs[pid as usize]);
+                for &l in &lpns {
+                    self.cache.program_done(l, pid);
+                }
+                self.progs[pid as usize] = lpns;
+                self.free_progs.push(pid);
+                while let Some(&c) = self.wait_buffer.front() {
+                    if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
+                        self.wait_buffer.pop_front();
+                        self.start_write_dma(now, c);
+                    } else {
+                        break;
+                    }
+                }
+                for u in 0..self.geo.units {
+                    if self.gc[u as usize]
+                        .as_ref()
+                        .is_some_and(|j| j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT)
+                    {
+                        self.gc_issue(now, u);
+                    }
+                }
+                self.try_flush(now);
+            }
+            TAG_ERASE => {
+                let unit = (owner & 0xff_ffff) as u32;
+                if let Some(job) = self.gc[unit as usize].take() {
+                    self.ftl.erase(job.victim);
+                }
+                self.try_flush(now);
+                self.maybe_gc(now, unit, 0);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Controller firmware pipeline (stage skeleton).
+//!
+//! The request path runs through the stages of seed 004: (1) fetch,
+//! (2) parse/split, (3) data-cache lookup, (4) logical-to-physical
+//! translation, (5) flash command issue, (7) completion; stage (6) is the
+//! flash operation itself. Here each stage is one FIFO server with a
+//! configurable service time (zero by default): per command for fetch,
+//! parse and completion, per mapping unit for lookup, translation and issue.
+//! Putting stages on modelled cores and accelerators replaces [`Stage`]'s
+//! server with a core model without changing the call sites.
+
+use crate::config::FirmwareConfig;
+use crate::engine::FifoServer;
+use crate::units::Time;
+
+/// Firmware stages on the critical path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageId {
+    /// (1) Fetch the command from the host submission queue.
+    Fetch = 0,
+    /// (2) Parse and split into flash transactions.
+    Parse = 1,
+    /// (3) Data-cache lookup.
+    CacheLookup = 2,
+    /// (4) Logical-to-physical translation.
+    Translate = 3,
+    /// (5) Flash command issue.
+    Issue = 4,
+    /// (7) Completion return.
+    Complete = 5,
+}
+
+/// Stage names in order, for reports.
+pub const STAGE_NAMES: [&str; 6] = [
+    "fetch",
+    "parse",
+    "cache_lookup",
+    "translate",
+    "issue",
+    "complete",
+];
+
+/// One stage: a FIFO server with a fixed service time per operation.
+#[derive(Debug, Clone, Default)]
+pub struct Stage {
+    server: FifoServer,
+    service: Time,
+    ops: u64,
+}
+
+impl Stage {
+    /// Serve `n` operations arriving at `at`; returns completion time.
+    #[inline]
+    pub fn serve(&mut self, at: Time, n: u64) -> Time {
+        if self.service == Time::ZERO || n == 0 {
+            return at;
+        }
+        self.ops += n;
+        self.server.reserve(at, self.service.times(n)).1
+    }
+    /// When the stage is next free.
+    pub fn free_at(&self) -> Time {
+        self.server.free_at()
+    }
+    /// Busy time.
+    pub fn busy(&self) -> Time {
+        self.server.busy()
+    }
+    /// Service time per operation.
+    pub fn service(&self) -> Time {
+        self.service
+    }
+}
+
+/// The firmware pipeline.
+pub struct Firmware {
+    /// Stages indexed by [`StageId`].
+    pub stages: [Stage; 6],
+    front_zero: bool,
+}
+
+impl Firmware {
+    /// From config.
+    pub fn new(c: &FirmwareConfig) -> Firmware {
+        let mk = |t: Time| Stage {
+            server: FifoServer::default(),
+            service: t,
+            ops: 0,
+        };
+        let stages = [
+            mk(c.fetch),
+            mk(c.parse),
+            mk(c.cache_lookup),
+            mk(c.translate),
+            mk(c.issue),
+            mk(c.complete),
+        ];
+        let front_zero = [c.parse, c.cache_lookup, c.translate, c.issue]
+            .iter()
+            .all(|t| *t == Time::ZERO);
+        Firmware { stages, front_zero }
+    }
+
+    /// Stage (1) for one command arriving at `at`.
+    #[inline]
+    pub fn fetch(&mut self, at: Time) -> Time {
+        self.stages[StageId::Fetch as usize].serve(at, 1)
+    }
+
+    /// Stages (2)-(5) for a command of `units` mapping units, arriving at `at`.
+    #[inline]
+    pub fn front(&mut self, at: Time, units: u64) -> Time {
+        if self.front_zero {
+            return at;
+        }
+        let t = self.stages[StageId::Parse as usize].serve(at, 1);
+        let t = self.stages[StageId::CacheLookup as usize].serve(t, units);
+        let t = self.stages[StageId::Translate as usize].serve(t, units);
+        self.stages[StageId::Issue as usize].serve(t, units)
+    }
+
+    /// Stage (7) for one command.
+    #[inline]
+    pub fn complete(&mut self, at: Time) -> Time {
+        self.stages[StageId::Complete as usize].serve(at, 1)
+    }
+}

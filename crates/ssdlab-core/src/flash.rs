@@ -1,0 +1,418 @@
+//! Flash scheduler and NAND dies.
+//!
+//! Per-die transaction queues (one per priority class), per-channel buses,
+//! and the three execution models of seed 001 (after the Ozone controller):
+//!
+//! * `sequential`: a channel controller runs one transaction at a time,
+//!   command, array operation and data transfer included.
+//! * `interleaved`: dies on a channel overlap their array operations and
+//!   share the bus for command and data cycles; completions are delivered
+//!   in issue order per channel.
+//! * `out-of-order`: as interleaved, but each transaction completes as soon
+//!   as it is done; only operations on the same die keep their order.
+//!
+//! A read: command cycles on the bus (`t_cmd`), array read (`tR` of the page
+//! type), data out on the bus (bytes / bus rate). A program: command and data
+//! in on the bus, then `tPROG`. An erase: command, then `tBERS`. The bus is a
+//! FIFO server; dies are independent (no chip-level lockstep). Optional
+//! program/erase suspend lets a waiting read in.
+
+use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
+use crate::engine::FifoServer;
+use crate::units::{Bandwidth, Time};
+use std::collections::VecDeque;
+
+/// A flash transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct Txn {
+    /// Operation.
+    pub kind: OpKind,
+    /// Target die.
+    pub die: u32,
+    /// Array latency (tR of the page type, tPROG, tBERS).
+    pub t_array: Time,
+    /// Bytes moved on the bus (data out for reads, data in for programs).
+    pub bytes: u64,
+    /// Opaque owner token returned on completion.
+    pub owner: u64,
+}
+
+/// Events the scheduler schedules for itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashEvent {
+    /// The die's array operation finished.
+    ArrayDone {
+        /// Die.
+        die: u32,
+        /// Die generation (stale events after a suspend are ignored).
+        gen: u32,
+    },
+    /// The die's data-out transfer finished.
+    XferDone {
+        /// Die.
+        die: u32,
+        /// Die generation.
+        gen: u32,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DieState {
+    Idle,
+    /// Bus command/data-in or array operation in progress.
+    Array(u32, Time),
+    /// Data out in progress.
+    Xfer(u32),
+}
+
+struct Die {
+    queues: [VecDeque<u32>; 3],
+    state: DieState,
+    gen: u32,
+    suspended: Option<(u32, Time)>,
+    busy: Time,
+}
+
+struct Channel {
+    bus: FifoServer,
+    /// Sequential model: a transaction is running on this channel.
+    running: bool,
+    rr: u32,
+    /// Interleaved model: issue order with done flags.
+    order: VecDeque<(u32, bool)>,
+}
+
+/// Scheduler counters.
+#[derive(Debug, Clone, Default)]
+pub struct FlashStats {
+    /// Read transactions completed.
+    pub reads: u64,
+    /// Program transactions completed.
+    pub programs: u64,
+    /// Erase transactions completed.
+    pub erases: u64,
+    /// Program/erase suspensions.
+    pub suspends: u64,
+}
+
+/// The flash scheduler with its dies and channels.
+pub struct FlashScheduler {
+    model: ExecutionModel,
+    rank: [usize; 3],
+    program_suspend: bool,
+    erase_suspend: bool,
+    dies_per_channel: u32,
+    bus_bw: Bandwidth,
+    t_cmd: Time,
+    t_suspend: Time,
+    t_resume: Time,
+    txns: Vec<Txn>,
+    free: Vec<u32>,
+    dies: Vec<Die>,
+    channels: Vec<Channel>,
+    /// Counters.
+    pub stats: FlashStats,
+}
+
+fn kind_idx(k: OpKind) -> usize {
+    match k {
+        OpKind::Read => 0,
+        OpKind::Write => 1,
+        OpKind::Erase => 2,
+    }
+}
+
+impl FlashScheduler {
+    /// Build from config.
+    pub fn new(n: &NandConfig, f: &FlashConfig) -> FlashScheduler {
+        let mut rank = [0usize; 3];
+        for (r, k) in f.priority.iter().enumerate() {
+            rank[kind_idx(*k)] = r;
+        }
+        FlashScheduler {
+            model: f.execution,
+            rank,
+            program_suspend: f.program_suspend,
+            erase_suspend: f.erase_suspend,
+            dies_per_channel: n.dies_per_channel(),
+            bus_bw: n.bus_bandwidth,
+            t_cmd: n.t_cmd,
+            t_suspend: n.t_suspend,
+            t_resume: n.t_resume,
+            txns: Vec::with_capacity(1024),
+            free: Vec::new(),
+            dies: (0..n.total_dies())
+                .map(|_| Die {
+                    queues: Default::default(),
+                    state: DieState::Idle,
+                    gen: 0,
+                    suspended: None,
+                    busy: Time::ZERO,
+                })
+                .collect(),
+            channels: (0..n.channels)
+                .map(|_| Channel {
+                    bus: FifoServer::default(),
+                    running: false,
+                    rr: 0,
+                    order: VecDeque::new(),
+                })
+                .collect(),
+            stats: FlashStats::default(),
+        }
+    }
+
+    /// Bus transfer time of `bytes`.
+    #[inline]
+    pub fn xfer_time(&self, bytes: u64) -> Time {
+        self.bus_bw.transfer_time(bytes)
+    }
+
+    /// Transactions queued on a die (all classes, not counting the running one).
+    pub fn queued(&self, die: u32, kind: OpKind) -> usize {
+        self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len()
+    }
+
+    /// Is the die doing anything or has anything queued?
+    pub fn die_load(&self, die: u32, kind: OpKind) -> usize {
+        let d = &self.dies[die as usize];
+        let running = match d.state {
+            DieState::Array(t, _) | DieState::Xfer(t) if self.txns[t as usize].kind == kind => 1,
+            _ => 0,
+        };
+        let susp = d
+            .suspended
+            .map_or(0, |(t, _)| (self.txns[t as usize].kind == kind) as usize);
+        d.queues[self.rank[kind_idx(kind)]].len() + running + susp
+    }
+
+    /// Submit a transaction; `sched` receives (time, event) pairs to schedule.
+    pub fn submit(&mut self, now: Time, t: Txn, sched: &mut impl FnMut(Time, FlashEvent)) {
+        let id = if let Some(i) = self.free.pop() {
+            self.txns[i as usize] = t;
+            i
+        } else {
+            self.txns.push(t);
+            (self.txns.len() - 1) as u32
+        };
+        let die = t.die as usize;
+        self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(id);
+        if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
+            self.try_suspend(now, t.die, sched);
+        }
+        self.kick(now, t.die, sched);
+    }
+
+    fn try_suspend(&mut self, now: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+        let d = &self.dies[die as usize];
+        if d.suspended.is_some() {
+            return;
+        }
+        if let DieState::Array(tid, end) = d.state {
+            let k = self.txns[tid as usize].kind;
+            let allowed = (k == OpKind::Write && self.program_suspend)
+                || (k == OpKind::Erase && self.erase_suspend);
+            // Only suspend during the array phase (after data in) and if it saves time.
+            if allowed && end > now + self.t_suspend {
+                let remaining = end - now;
+                let d = &mut self.dies[die as usize];
+                d.gen = d.gen.wrapping_add(1);
+                d.suspended = Some((tid, remaining));
+                d.state = DieState::Idle;
+                // Suspend cost: die cannot start the read before t_suspend.
+                d.busy = d.busy.saturating_sub(remaining);
+                self.stats.suspends += 1;
+                let start = now + self.t_suspend;
+                self.start_next(start, die, sched);
+            }
+        }
+    }
+
+    fn kick(&mut self, now: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+        match self.model {
+            ExecutionModel::Sequential => {
+                let ch = (die / self.dies_per_channel) as usize;
+                if self.channels[ch].running {
+                    return;
+                }
+                // Pick the highest-priority transaction among the channel's dies, round robin.
+                let base = ch as u32 * self.dies_per_channel;
+                let mut best: Option<(usize, u32)> = None;
+                for i in 0..self.dies_per_channel {
+                    let d = base + (self.channels[ch].rr + i) % self.dies_per_channel;
+                    let dd = &self.dies[d as usize];
+                    if dd.state != DieState::Idle {
+                        continue;
+                    }
+                    if let Some(r) = (0..3).find(|&r| !dd.queues[r].is_empty()) {
+                        if best.map_or(true, |(br, _)| r < br) {
+                            best = Some((r, d));
+                        }
+                    }
+                }
+                if let Some((_, d)) = best {
+                    self.channels[ch].rr = (d - base + 1) % self.dies_per_channel;
+                    self.channels[ch].running = true;
+                    self.start_next(now, d, sched);
+                }
+            }
+            _ => {
+                if self.dies[die as usize].state == DieState::Idle {
+                    self.start_next(now, die, sched);
+                }
+            }
+        }
+    }
+
+    /// Start the highest-priority queued transaction on an idle die at `at`
+    /// (or resume a suspended one when no read waits).
+    fn start_next(&mut self, at: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+        let di = die as usize;
+        let read_rank = self.rank[0];
+        let d = &mut self.dies[di];
+        if let Some((tid, remaining)) = d.suspended {
+            if d.queues[read_rank].is_empty() {
+                d.suspended = None;
+                let end = at + self.t_resume + remaining;
+                d.state = DieState::Array(tid, end);
+                d.busy += self.t_resume + remaining;
+                sched(end, FlashEvent::ArrayDone { die, gen: d.gen });
+                return;
+            }
+            // Only reads may run while an operation is suspended.
+            let tid = d.queues[read_rank].pop_front().unwrap_or(u32::MAX);
+            self.begin(at, die, tid, sched);
+            return;
+        }
+        let Some(r) = (0..3).find(|&r| !d.queues[r].is_empty()) else {
+            if self.model == ExecutionModel::Sequential {
+                let ch = (die / self.dies_per_channel) as usize;
+                self.channels[ch].running = false;
+            }
+            return;
+        };
+        let tid = d.queues[r].pop_front().unwrap_or(u32::MAX);
+        self.begin(at, die, tid, sched);
+    }
+
+    fn begin(&mut self, at: Time, die: u32, tid: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+        let t = self.txns[tid as usize];
+        let ch = (die / self.dies_per_channel) as usize;
+        let bus_time = match t.kind {
+            OpKind::Write => self.t_cmd + self.xfer_time(t.bytes),
+            _ => self.t_cmd,
+        };
+        let (start, bus_end) = self.channels[ch].bus.reserve(at, bus_time);
+        let end = bus_end + t.t_array;
+        let d = &mut self.dies[die as usize];
+        d.busy += (end - start).min(end);
+        d.state = DieState::Array(tid, end);
+        if self.model == ExecutionModel::Interleaved {
+            self.channels[ch].order.push_back((tid, false));
+        }
+        sched(
+            end,
+            FlashEvent::ArrayDone {
+                die,
+                gen: self.dies[die as usize].gen,
+            },
+        );
+    }
+
+    /// Handle a scheduler event; completed transactions' owner tokens (and kinds) go to `done`.
+    pub fn on_event(
+        &mut self,
+        now: Time,
+        ev: FlashEvent,
+        done: &mut Vec<(u64, OpKind)>,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
+        match ev {
+            FlashEvent::ArrayDone { die, gen } => {
+                let d = &self.dies[die as usize];
+                if d.gen != gen {
+                    return;
+                }
+                let DieState::Array(tid, _) = d.state else {
+                    return;
+                };
+                let t = self.txns[tid as usize];
+                if t.kind == OpKind::Read {
+                    let ch = (die / self.dies_per_channel) as usize;
+                    let x = self.xfer_time(t.bytes);
+                    let (s, e) = self.channels[ch].bus.reserve(now, x);
+                    let d = &mut self.dies[die as usize];
+                    d.busy += e - s;
+                    d.state = DieState::Xfer(tid);
+                    sched(e, FlashEvent::XferDone { die, gen: d.gen });
+                } else {
+                    self.finish(now, die, tid, done, sched);
+                }
+            }
+            FlashEvent::XferDone { die, gen } => {
+                let d = &self.dies[die as usize];
+                if d.gen != gen {
+                    return;
+                }
+                let DieState::Xfer(tid) = d.state else { return };
+                self.finish(now, die, tid, done, sched);
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        now: Time,
+        die: u32,
+        tid: u32,
+        done: &mut Vec<(u64, OpKind)>,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
+        let t = self.txns[tid as usize];
+        match t.kind {
+            OpKind::Read => self.stats.reads += 1,
+            OpKind::Write => self.stats.programs += 1,
+            OpKind::Erase => self.stats.erases += 1,
+        }
+        self.dies[die as usize].state = DieState::Idle;
+        let ch = (die / self.dies_per_channel) as usize;
+        if self.model == ExecutionModel::Interleaved {
+            if let Some(e) = self.channels[ch].order.iter_mut().find(|(i, _)| *i == tid) {
+                e.1 = true;
+            }
+            while let Some(&(i, true)) = self.channels[ch].order.front() {
+                self.channels[ch].order.pop_front();
+                let ti = self.txns[i as usize];
+                done.push((ti.owner, ti.kind));
+                self.free.push(i);
+            }
+        } else {
+            done.push((t.owner, t.kind));
+            self.free.push(tid);
+        }
+        match self.model {
+            ExecutionModel::Sequential => {
+                self.channels[ch].running = false;
+                // Next transaction on this channel, any die.
+                let base = ch as u32 * self.dies_per_channel;
+                self.kick(now, base, sched);
+            }
+            _ => self.start_next(now, die, sched),
+        }
+    }
+
+    /// Busy time of each die (array + transfers).
+    pub fn die_busy(&self) -> Vec<Time> {
+        self.dies.iter().map(|d| d.busy).collect()
+    }
+
+    /// Busy time of each channel bus.
+    pub fn channel_busy(&self) -> Vec<Time> {
+        self.channels.iter().map(|c| c.bus.busy()).collect()
+    }
+
+    /// Transactions in flight or queued.
+    pub fn outstanding(&self) -> usize {
+        self.txns.len() - self.free.len()
+    }
+}

@@ -1,0 +1,76 @@
+//! ssdlab core: a deterministic discrete-event simulator of a whole NVMe SSD.
+//!
+//! Pipeline (one module per stage): [`workload`] → host queues ([`drive`]) →
+//! [`pcie`] → [`nvme`] controller → [`firmware`] stages → [`cache`] (DRAM) →
+//! [`ftl`] → [`flash`] scheduler → [`nand`]. [`engine`] is the event loop,
+//! [`units`] the typed units, [`config`] the device files, [`stats`] and
+//! [`report`] the results. See docs/ARCHITECTURE.md.
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod config;
+pub mod drive;
+pub mod engine;
+pub mod firmware;
+pub mod flash;
+pub mod ftl;
+pub mod nand;
+pub mod nvme;
+pub mod pcie;
+pub mod report;
+pub mod stats;
+pub mod units;
+pub mod validate;
+pub mod workload;
+
+pub use config::Device;
+pub use drive::{Drive, Precondition, Progress, SimError};
+pub use report::Report;
+pub use workload::Workload;
+
+/// Default seed when none is given.
+pub const DEFAULT_SEED: u64 = 42;
+
+/// Everything one simulation needs.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The drive.
+    pub device: Device,
+    /// The workload.
+    pub workload: Workload,
+    /// Name of the workload (file name or "built-in ...").
+    pub workload_name: String,
+    /// Seed.
+    pub seed: u64,
+    /// Preconditioning.
+    pub precondition: Precondition,
+}
+
+/// Run one simulation to completion.
+pub fn simulate(
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<Report, SimError> {
+    let mut drive = Drive::new(
+        spec.device.clone(),
+        &spec.workload,
+        &spec.workload_name,
+        spec.seed,
+        spec.precondition,
+    )?;
+    let t0 = std::time::Instant::now();
+    drive.run(progress, stop)?;
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(Report::from_drive(
+        &drive,
+        &spec.workload_name,
+        &spec.workload.ignored,
+        wall,
+    ))
+}
+
+/// Run with no progress reporting.
+pub fn simulate_quiet(spec: &RunSpec) -> Result<Report, SimError> {
+    simulate(spec, &mut |_| {}, &|| false)
+}

@@ -1,0 +1,217 @@
+//! NAND geometry, physical addressing and array timings.
+//!
+//! The FTL allocates in *parallel units*: a die when multi-plane operation is
+//! on (its planes program, read and erase together), otherwise a single
+//! plane. A unit-block is block `b` of every plane in the unit. Inside a
+//! unit-block, slot offsets (mapping-unit sized) are laid out as
+//! `((page * planes_per_unit) + plane) * slots_per_page + slot`, so one
+//! program unit (a page, or a whole word line with one-shot programming,
+//! across the unit's planes) is a contiguous slot range.
+
+use crate::config::NandConfig;
+use crate::units::{Bytes, Ppa, Time};
+
+/// Decoded physical location of a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotAddr {
+    /// Parallel unit index.
+    pub unit: u32,
+    /// Block index within the unit.
+    pub block: u32,
+    /// Page index within the block (0..pages_per_block).
+    pub page: u32,
+    /// Plane within the unit.
+    pub plane: u32,
+}
+
+/// Geometry derived from the configuration.
+#[derive(Debug, Clone)]
+pub struct Geometry {
+    /// Channels.
+    pub channels: u32,
+    /// Dies per channel.
+    pub dies_per_channel: u32,
+    /// Total dies.
+    pub dies: u32,
+    /// Planes per unit (planes_per_die with multi-plane, else 1).
+    pub planes_per_unit: u32,
+    /// Units per die.
+    pub units_per_die: u32,
+    /// Total units.
+    pub units: u32,
+    /// Blocks per unit (= blocks per plane).
+    pub blocks_per_unit: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Mapping-unit slots per page.
+    pub slots_per_page: u32,
+    /// Slots per unit-block.
+    pub slots_per_block: u32,
+    /// Pages programmed together (bits per cell with one-shot, else 1).
+    pub pages_per_program: u32,
+    /// Slots per program unit.
+    pub slots_per_program: u32,
+    /// Bits per cell.
+    pub bits: u32,
+    /// Mapping unit bytes.
+    pub mapping_unit: Bytes,
+}
+
+impl Geometry {
+    /// Derive the geometry.
+    pub fn new(n: &NandConfig, mapping_unit: Bytes) -> Geometry {
+        let planes_per_unit = if n.multi_plane { n.planes_per_die } else { 1 };
+        let units_per_die = n.planes_per_die / planes_per_unit;
+        let dies = n.total_dies();
+        let slots_per_page = (n.page_size.0 / mapping_unit.0) as u32;
+        let pages_per_program = if n.t_prog_one_shot.is_some() {
+            n.cell.bits()
+        } else {
+            1
+        };
+        Geometry {
+            channels: n.channels,
+            dies_per_channel: n.dies_per_channel(),
+            dies,
+            planes_per_unit,
+            units_per_die,
+            units: dies * units_per_die,
+            blocks_per_unit: n.blocks_per_plane,
+            pages_per_block: n.pages_per_block,
+            slots_per_page,
+            slots_per_block: planes_per_unit * n.pages_per_block * slots_per_page,
+            pages_per_program,
+            slots_per_program: pages_per_program * planes_per_unit * slots_per_page,
+            bits: n.cell.bits(),
+            mapping_unit,
+        }
+    }
+
+    /// Total physical slots.
+    pub fn total_slots(&self) -> u64 {
+        self.units as u64 * self.blocks_per_unit as u64 * self.slots_per_block as u64
+    }
+
+    /// Global block id of (unit, block).
+    #[inline]
+    pub fn block_id(&self, unit: u32, block: u32) -> u32 {
+        unit * self.blocks_per_unit + block
+    }
+
+    /// First slot of a global block id.
+    #[inline]
+    pub fn block_first_slot(&self, block_id: u32) -> u32 {
+        block_id * self.slots_per_block
+    }
+
+    /// Global block id holding a slot.
+    #[inline]
+    pub fn block_of(&self, ppa: Ppa) -> u32 {
+        ppa.0 / self.slots_per_block
+    }
+
+    /// Unit of a global block id.
+    #[inline]
+    pub fn unit_of_block(&self, block_id: u32) -> u32 {
+        block_id / self.blocks_per_unit
+    }
+
+    /// Die of a unit.
+    #[inline]
+    pub fn die_of_unit(&self, unit: u32) -> u32 {
+        unit / self.units_per_die
+    }
+
+    /// Channel of a die (dies are numbered channel-major: die = ch * dies_per_channel + way).
+    #[inline]
+    pub fn channel_of_die(&self, die: u32) -> u32 {
+        die / self.dies_per_channel
+    }
+
+    /// Decode a slot address.
+    #[inline]
+    pub fn decode(&self, ppa: Ppa) -> SlotAddr {
+        let bid = ppa.0 / self.slots_per_block;
+        let off = ppa.0 % self.slots_per_block;
+        let page_plane = off / self.slots_per_page;
+        SlotAddr {
+            unit: bid / self.blocks_per_unit,
+            block: bid % self.blocks_per_unit,
+            page: page_plane / self.planes_per_unit,
+            plane: page_plane % self.planes_per_unit,
+        }
+    }
+
+    /// Page type (0 = LSB, 1 = CSB/MSB, ...) of a page index.
+    #[inline]
+    pub fn page_type(&self, page: u32) -> u32 {
+        page % self.bits
+    }
+}
+
+/// Array timings for one operation.
+#[derive(Debug, Clone)]
+pub struct Timings {
+    /// Read per page type.
+    pub t_read: Vec<Time>,
+    /// Program latency of one program unit, per first-page type (page-by-page) or one-shot.
+    pub t_prog: Vec<Time>,
+    /// One-shot program latency.
+    pub t_prog_one_shot: Option<Time>,
+    /// Erase.
+    pub t_erase: Time,
+}
+
+impl Timings {
+    /// From config.
+    pub fn new(n: &NandConfig) -> Timings {
+        Timings {
+            t_read: n.t_read.clone(),
+            t_prog: n.t_prog.clone(),
+            t_prog_one_shot: n.t_prog_one_shot,
+            t_erase: n.t_erase,
+        }
+    }
+    /// Read latency of a page.
+    #[inline]
+    pub fn read(&self, page_type: u32) -> Time {
+        self.t_read[page_type as usize]
+    }
+    /// Program latency of the program unit starting at `page`.
+    #[inline]
+    pub fn program(&self, page_type: u32) -> Time {
+        match self.t_prog_one_shot {
+            Some(t) => t,
+            None => self.t_prog[page_type as usize],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Device;
+
+    #[test]
+    fn decode_round_trip() {
+        let d = Device::preset("pm9a3-960g").unwrap();
+        let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+        assert_eq!(g.units, 16);
+        assert_eq!(g.planes_per_unit, 2);
+        assert_eq!(g.slots_per_program, 2 * 3 * 4);
+        let bid = g.block_id(5, 17);
+        let first = g.block_first_slot(bid);
+        let a = g.decode(Ppa(first + 2 * 4 * 7 + 4 + 3));
+        assert_eq!(
+            a,
+            SlotAddr {
+                unit: 5,
+                block: 17,
+                page: 7,
+                plane: 1
+            }
+        );
+        assert_eq!(g.page_type(7), 1);
+        assert_eq!(g.channel_of_die(g.die_of_unit(5)), 2);
+    }
+}

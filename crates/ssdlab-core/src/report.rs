@@ -1,0 +1,390 @@
+//! The versioned run report (`ssdlab.report.v1`): JSON and human text.
+//!
+//! Throughput is computed over the exact measured simulated interval (from
+//! the end of ramp time to the last measured completion), never rounded to
+//! whole seconds.
+
+use crate::drive::{Drive, Snapshot};
+use crate::stats::DirStats;
+use crate::units::Time;
+use crate::workload::IgnoredOption;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Report schema identifier.
+pub const SCHEMA: &str = "ssdlab.report.v1";
+
+/// Latency summary in ns.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Latency {
+    /// Minimum.
+    pub min: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Maximum.
+    pub max: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    #[serde(rename = "p99.9")]
+    pub p99_9: u64,
+    /// 99.99th percentile.
+    #[serde(rename = "p99.99")]
+    pub p99_99: u64,
+}
+
+/// One direction's results.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Direction {
+    /// I/Os completed in the measured window.
+    pub ios: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bw_bytes_per_s: f64,
+    /// Latency (ns).
+    pub lat_ns: Latency,
+}
+
+/// GC counters.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Gc {
+    /// Victims collected.
+    pub runs: u64,
+    /// Mapping units relocated.
+    pub pages_moved: u64,
+    /// Blocks erased.
+    pub blocks_erased: u64,
+}
+
+/// Flash operation counts.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Flash {
+    /// Read transactions (page or multi-plane page reads).
+    pub reads: u64,
+    /// Program transactions (program units).
+    pub programs: u64,
+    /// Block erases.
+    pub erases: u64,
+    /// Program/erase suspensions.
+    pub suspends: u64,
+}
+
+/// Utilisation over the measured window (0..1).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Utilisation {
+    /// Mean over channel buses.
+    pub channel_mean: f64,
+    /// Busiest channel bus.
+    pub channel_max: f64,
+    /// Mean over dies.
+    pub die_mean: f64,
+    /// Busiest die.
+    pub die_max: f64,
+    /// PCIe device→host direction.
+    pub pcie_up: f64,
+    /// PCIe host→device direction.
+    pub pcie_down: f64,
+    /// Controller DRAM.
+    pub dram: f64,
+    /// Firmware stages by name.
+    pub firmware: std::collections::BTreeMap<String, f64>,
+}
+
+/// Device summary.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct DeviceInfo {
+    /// Name.
+    pub name: String,
+    /// Exported capacity.
+    pub capacity_bytes: u64,
+    /// Raw NAND capacity.
+    pub raw_bytes: u64,
+    /// Effective PCIe payload bandwidth.
+    pub pcie_bw_bytes_per_s: f64,
+}
+
+/// Preconditioning summary.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct PreconditionInfo {
+    /// fresh | fill | steady.
+    pub mode: String,
+    /// Drive writes performed by the preconditioner.
+    pub drive_writes: f64,
+    /// WAF of the preconditioner's last window.
+    pub waf: f64,
+}
+
+/// The run report.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Report {
+    /// Schema id.
+    pub schema: String,
+    /// ssdlab version.
+    pub version: String,
+    /// Seed.
+    pub seed: u64,
+    /// Device.
+    pub device: DeviceInfo,
+    /// Workload name(s).
+    pub workload: String,
+    /// Preconditioning.
+    pub precondition: PreconditionInfo,
+    /// Measured simulated interval (ns).
+    pub sim_time_ns: f64,
+    /// Wall time of the simulation (s).
+    pub wall_time_s: f64,
+    /// Simulated host I/Os per wall second.
+    pub sim_ios_per_wall_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Reads.
+    pub read: Direction,
+    /// Writes.
+    pub write: Direction,
+    /// Write amplification (flash programmed / host written) in the window.
+    pub waf: f64,
+    /// GC.
+    pub gc: Gc,
+    /// Flash operations.
+    pub flash: Flash,
+    /// Utilisation.
+    pub utilisation: Utilisation,
+    /// Options accepted but without effect.
+    pub ignored_options: Vec<IgnoredOptionOut>,
+}
+
+/// Serializable ignored option.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct IgnoredOptionOut {
+    /// Option.
+    pub option: String,
+    /// Reason.
+    pub reason: String,
+}
+
+fn dir(s: &DirStats, secs: f64) -> Direction {
+    if s.ios == 0 {
+        return Direction::default();
+    }
+    Direction {
+        ios: s.ios,
+        bytes: s.bytes,
+        iops: if secs > 0.0 { s.ios as f64 / secs } else { 0.0 },
+        bw_bytes_per_s: if secs > 0.0 {
+            s.bytes as f64 / secs
+        } else {
+            0.0
+        },
+        lat_ns: Latency {
+            min: s.min.as_ns(),
+            mean: s.mean_ns(),
+            max: s.max.as_ns(),
+            p50: s.pct_ns(50.0),
+            p90: s.pct_ns(90.0),
+            p99: s.pct_ns(99.0),
+            p99_9: s.pct_ns(99.9),
+            p99_99: s.pct_ns(99.99),
+        },
+    }
+}
+
+fn util(busy: &[Time], base: &[Time], secs: f64) -> (f64, f64) {
+    if busy.is_empty() || secs <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let u: Vec<f64> = busy
+        .iter()
+        .zip(base.iter().chain(std::iter::repeat(&Time::ZERO)))
+        .map(|(b, a)| (b.saturating_sub(*a).as_secs_f64() / secs).min(1.0))
+        .collect();
+    (
+        u.iter().sum::<f64>() / u.len() as f64,
+        u.iter().cloned().fold(0.0, f64::max),
+    )
+}
+
+impl Report {
+    /// Build the report of a finished run.
+    pub fn from_drive(d: &Drive, workload: &str, ignored: &[IgnoredOption], wall_s: f64) -> Report {
+        let start = d.ramp_end();
+        let end = d.last_completion.max(start);
+        let secs = (end - start).as_secs_f64();
+        let now: Snapshot = d.snapshot();
+        let base = &d.ramp_snapshot;
+        let host = now.ftl.host_slots - base.ftl.host_slots;
+        let prog = now.ftl.programmed_slots - base.ftl.programmed_slots;
+        let waf = if host == 0 {
+            if prog == 0 {
+                1.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            prog as f64 / host as f64
+        };
+        let (cm, cx) = util(&now.channel_busy, &base.channel_busy, secs);
+        let (dm, dx) = util(&now.die_busy, &base.die_busy, secs);
+        let (up, down) = (
+            util(&[now.link_busy.0], &[base.link_busy.0], secs).0,
+            util(&[now.link_busy.1], &[base.link_busy.1], secs).0,
+        );
+        let mut firmware = std::collections::BTreeMap::new();
+        for (i, name) in crate::firmware::STAGE_NAMES.iter().enumerate() {
+            firmware.insert(
+                name.to_string(),
+                util(&[now.stage_busy[i]], &[base.stage_busy[i]], secs).0,
+            );
+        }
+        let dev = &d.dev;
+        let (pm, pdw, pwaf) = d.precondition_info;
+        Report {
+            schema: SCHEMA.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            seed: d.seed,
+            device: DeviceInfo {
+                name: dev.name.clone(),
+                capacity_bytes: dev.capacity_bytes(),
+                raw_bytes: dev.nand.raw_bytes(),
+                pcie_bw_bytes_per_s: d.link().effective_bandwidth().0,
+            },
+            workload: workload.into(),
+            precondition: PreconditionInfo {
+                mode: pm.name().into(),
+                drive_writes: pdw,
+                waf: if pwaf.is_finite() { pwaf } else { 0.0 },
+            },
+            sim_time_ns: secs * 1e9,
+            wall_time_s: wall_s,
+            sim_ios_per_wall_s: if wall_s > 0.0 {
+                d.ios_done as f64 / wall_s
+            } else {
+                0.0
+            },
+            events: d.events,
+            read: dir(&d.read, secs),
+            write: dir(&d.write, secs),
+            waf: if waf.is_finite() { waf } else { 0.0 },
+            gc: Gc {
+                runs: now.ftl.gc_runs - base.ftl.gc_runs,
+                pages_moved: now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
+                blocks_erased: now.ftl.blocks_erased - base.ftl.blocks_erased,
+            },
+            flash: Flash {
+                reads: now.flash[0] - base.flash[0],
+                programs: now.flash[1] - base.flash[1],
+                erases: now.flash[2] - base.flash[2],
+                suspends: now.flash[3] - base.flash[3],
+            },
+            utilisation: Utilisation {
+                channel_mean: cm,
+                channel_max: cx,
+                die_mean: dm,
+                die_max: dx,
+                pcie_up: up,
+                pcie_down: down,
+                dram: util(&[now.dram_busy], &[base.dram_busy], secs).0,
+                firmware,
+            },
+            ignored_options: ignored
+                .iter()
+                .map(|i| IgnoredOptionOut {
+                    option: i.option.clone(),
+                    reason: i.reason.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// Human-readable summary.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "ssdlab {} — device {} ({:.1} GB exported, {:.1} GB raw), seed {}",
+            self.version,
+            self.device.name,
+            self.device.capacity_bytes as f64 / 1e9,
+            self.device.raw_bytes as f64 / 1e9,
+            self.seed
+        );
+        let _ = writeln!(
+            s,
+            "workload: {}   precondition: {}",
+            self.workload, self.precondition.mode
+        );
+        let _ = writeln!(
+            s,
+            "measured: {:.3} ms simulated in {:.2} s wall ({:.2} M simulated I/Os per wall second)",
+            self.sim_time_ns / 1e6,
+            self.wall_time_s,
+            self.sim_ios_per_wall_s / 1e6
+        );
+        for (name, d) in [("read", &self.read), ("write", &self.write)] {
+            if d.ios == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "{name:>5}: {:>10.0} IOPS  {:>9.1} MB/s  {} I/Os",
+                d.iops,
+                d.bw_bytes_per_s / 1e6,
+                d.ios
+            );
+            let l = &d.lat_ns;
+            let us = |v: u64| v as f64 / 1e3;
+            let _ = writeln!(
+                s,
+                "       lat (us): min {:.1}  mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  p99.99 {:.1}  max {:.1}",
+                us(l.min),
+                l.mean / 1e3,
+                us(l.p50),
+                us(l.p90),
+                us(l.p99),
+                us(l.p99_9),
+                us(l.p99_99),
+                us(l.max)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  WAF: {:.3}   GC: {} runs, {} pages moved, {} blocks erased",
+            self.waf, self.gc.runs, self.gc.pages_moved, self.gc.blocks_erased
+        );
+        let _ = writeln!(
+            s,
+            "flash: {} reads, {} programs, {} erases, {} suspends",
+            self.flash.reads, self.flash.programs, self.flash.erases, self.flash.suspends
+        );
+        let u = &self.utilisation;
+        let _ = writeln!(
+            s,
+            "  util: channels {:.1}% (max {:.1}%), dies {:.1}% (max {:.1}%), PCIe up {:.1}% down {:.1}%, DRAM {:.1}%",
+            u.channel_mean * 100.0,
+            u.channel_max * 100.0,
+            u.die_mean * 100.0,
+            u.die_max * 100.0,
+            u.pcie_up * 100.0,
+            u.pcie_down * 100.0,
+            u.dram * 100.0
+        );
+        if !self.ignored_options.is_empty() {
+            let _ = writeln!(s, "ignored options (no meaning in a simulator):");
+            for i in &self.ignored_options {
+                let _ = writeln!(s, "  {}: {}", i.option, i.reason);
+            }
+        }
+        s
+    }
+}

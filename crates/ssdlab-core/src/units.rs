@@ -1,0 +1,451 @@
+//! Typed units: simulated time, byte counts, addresses and rates.
+//!
+//! Time is an integer count of picoseconds (`u64` holds ~213 days), so bus
+//! and TLP transfer times stay exact. Config strings always carry units:
+//! `"16KiB"`, `"45us"`, `"1200MT/s"`, `"7.88GB/s"`, `"7%"`; a bare number
+//! where a unit is needed is an error.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// Simulated time or duration, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+impl Time {
+    /// Zero time.
+    pub const ZERO: Time = Time(0);
+    /// Largest representable time (used as "never").
+    pub const MAX: Time = Time(u64::MAX);
+    /// `n` picoseconds.
+    pub const fn ps(n: u64) -> Time {
+        Time(n)
+    }
+    /// `n` nanoseconds.
+    pub const fn ns(n: u64) -> Time {
+        Time(n * 1_000)
+    }
+    /// `n` microseconds.
+    pub const fn us(n: u64) -> Time {
+        Time(n * 1_000_000)
+    }
+    /// `n` milliseconds.
+    pub const fn ms(n: u64) -> Time {
+        Time(n * 1_000_000_000)
+    }
+    /// Whole seconds, as picoseconds.
+    pub const fn s(n: u64) -> Time {
+        Time(n * 1_000_000_000_000)
+    }
+    /// Picoseconds.
+    pub const fn as_ps(self) -> u64 {
+        self.0
+    }
+    /// Nanoseconds (floating point).
+    pub fn as_ns_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    /// Nanoseconds, truncated.
+    pub const fn as_ns(self) -> u64 {
+        self.0 / 1_000
+    }
+    /// Seconds (floating point).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e12
+    }
+    /// From floating-point seconds (rounded to the nearest picosecond).
+    pub fn from_secs_f64(s: f64) -> Time {
+        Time((s * 1e12).round().max(0.0) as u64)
+    }
+    /// Saturating subtraction.
+    pub fn saturating_sub(self, o: Time) -> Time {
+        Time(self.0.saturating_sub(o.0))
+    }
+    /// Multiply a duration by an integer count.
+    pub fn times(self, n: u64) -> Time {
+        Time(self.0.saturating_mul(n))
+    }
+}
+
+impl Add for Time {
+    type Output = Time;
+    fn add(self, o: Time) -> Time {
+        Time(self.0 + o.0)
+    }
+}
+impl AddAssign for Time {
+    fn add_assign(&mut self, o: Time) {
+        self.0 += o.0
+    }
+}
+impl Sub for Time {
+    type Output = Time;
+    fn sub(self, o: Time) -> Time {
+        Time(self.0 - o.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        if ps == 0 {
+            write!(f, "0ns")
+        } else if ps % 1_000_000_000_000 == 0 {
+            write!(f, "{}s", ps / 1_000_000_000_000)
+        } else if ps % 1_000_000_000 == 0 {
+            write!(f, "{}ms", ps / 1_000_000_000)
+        } else if ps % 1_000_000 == 0 {
+            write!(f, "{}us", ps / 1_000_000)
+        } else if ps % 1_000 == 0 {
+            write!(f, "{}ns", ps / 1_000)
+        } else {
+            write!(f, "{}ps", ps)
+        }
+    }
+}
+
+/// A byte count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// Kibibytes.
+    pub const fn kib(n: u64) -> Bytes {
+        Bytes(n * 1024)
+    }
+    /// Mebibytes.
+    pub const fn mib(n: u64) -> Bytes {
+        Bytes(n * 1024 * 1024)
+    }
+    /// Gibibytes.
+    pub const fn gib(n: u64) -> Bytes {
+        Bytes(n * 1024 * 1024 * 1024)
+    }
+    /// Raw count.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes(self.0 + o.0)
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        const UNITS: [(u64, &str); 5] = [
+            (1 << 50, "PiB"),
+            (1 << 40, "TiB"),
+            (1 << 30, "GiB"),
+            (1 << 20, "MiB"),
+            (1 << 10, "KiB"),
+        ];
+        for (m, u) in UNITS {
+            if b >= m && b % m == 0 {
+                return write!(f, "{}{}", b / m, u);
+            }
+        }
+        if b >= 1_000_000_000 && b % 1_000_000_000 == 0 {
+            return write!(f, "{}GB", b / 1_000_000_000);
+        }
+        write!(f, "{}B", b)
+    }
+}
+
+/// A data rate in bytes per second (wide type: no overflow above 2 GB/s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Bandwidth(pub f64);
+
+impl Bandwidth {
+    /// Bytes per second.
+    pub fn bytes_per_s(self) -> f64 {
+        self.0
+    }
+    /// Time to move `bytes` at this rate, rounded up to a whole picosecond.
+    pub fn transfer_time(self, bytes: u64) -> Time {
+        if bytes == 0 {
+            return Time::ZERO;
+        }
+        Time((bytes as f64 * 1e12 / self.0).ceil() as u64)
+    }
+}
+
+impl fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        if v >= 1e9 {
+            write!(f, "{:.3}GB/s", v / 1e9)
+        } else if v >= 1e6 {
+            write!(f, "{:.3}MB/s", v / 1e6)
+        } else {
+            write!(f, "{:.0}B/s", v)
+        }
+    }
+}
+
+/// Logical block address in units of the host sector (512 B or 4 KiB, per namespace format).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lba(pub u64);
+
+/// Logical page number: index of a mapping unit in the logical space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lpn(pub u32);
+
+/// Physical page address: index of a mapping-unit-sized slot on the NAND,
+/// laid out as `((((block_in_plane * planes + plane) * dies + die) ...)` — see
+/// `nand::Geometry` for the exact decomposition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ppa(pub u32);
+
+impl Ppa {
+    /// Sentinel meaning "unmapped".
+    pub const NONE: Ppa = Ppa(u32::MAX);
+}
+
+impl Lpn {
+    /// Sentinel meaning "no logical page" (free or invalid slot).
+    pub const NONE: Lpn = Lpn(u32::MAX);
+}
+
+/// Energy in joules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Energy(pub f64);
+
+/// Error from parsing a unit string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnitError(pub String);
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn split_num(s: &str) -> Result<(f64, &str), UnitError> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == '_' || *c == '-' || *c == '+'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let num: String = num.chars().filter(|c| *c != '_').collect();
+    if num.is_empty() {
+        return Err(UnitError(format!("'{s}' does not start with a number")));
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError(format!("'{num}' is not a number")))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(UnitError(format!("'{s}' must be a non-negative number")));
+    }
+    Ok((v, unit.trim()))
+}
+
+/// Parse a duration such as `"45us"`, `"3.5ms"`, `"120ns"`, `"2s"`, `"500ps"`.
+pub fn parse_time(s: &str) -> Result<Time, UnitError> {
+    let (v, u) = split_num(s)?;
+    let mult = match u {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        "" => {
+            return Err(UnitError(format!(
+                "'{s}' has no unit; expected a duration such as \"45us\" (ps, ns, us, ms, s)"
+            )))
+        }
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': unknown time unit '{u}' (expected ps, ns, us, ms or s)"
+            )))
+        }
+    };
+    Ok(Time((v * mult).round() as u64))
+}
+
+/// Parse a size such as `"16KiB"`, `"960GB"`, `"64B"`, `"1TiB"` (binary and decimal prefixes).
+pub fn parse_bytes(s: &str) -> Result<Bytes, UnitError> {
+    let (v, u) = split_num(s)?;
+    let mult: f64 = match u {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0f64.powi(4),
+        "PiB" => 1024.0f64.powi(5),
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "PB" => 1e15,
+        "" => {
+            return Err(UnitError(format!(
+                "'{s}' has no unit; expected a size such as \"16KiB\" (B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)"
+            )))
+        }
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': unknown size unit '{u}' (expected B, KiB, MiB, GiB, TiB, kB, MB, GB or TB)"
+            )))
+        }
+    };
+    let b = v * mult;
+    if b.fract() != 0.0 {
+        return Err(UnitError(format!("'{s}' is not a whole number of bytes")));
+    }
+    Ok(Bytes(b as u64))
+}
+
+/// Parse a rate: `"1200MT/s"` (transfers per second; multiply by bus width
+/// for bytes) is returned as transfers/s by [`parse_transfer_rate`]; this
+/// parses byte rates such as `"7.88GB/s"`, `"133MB/s"`, `"512MiB/s"`.
+pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, UnitError> {
+    let t = s.trim();
+    let Some(base) = t.strip_suffix("/s") else {
+        return Err(UnitError(format!(
+            "'{s}' is not a rate; expected bytes per second such as \"7.88GB/s\" or \"133MB/s\""
+        )));
+    };
+    let b = split_num(base).and_then(|(v, u)| {
+        let m = match u {
+            "B" => 1.0,
+            "kB" | "KB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "TB" => 1e12,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0f64.powi(3),
+            _ => {
+                return Err(UnitError(format!(
+                    "'{s}': unknown rate unit '{u}/s' (expected B/s, kB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s)"
+                )))
+            }
+        };
+        Ok(v * m)
+    })?;
+    if b <= 0.0 {
+        return Err(UnitError(format!("'{s}': a rate must be positive")));
+    }
+    Ok(Bandwidth(b))
+}
+
+/// Parse a transfer rate such as `"1200MT/s"` or `"1.6GT/s"`, returned in transfers per second.
+pub fn parse_transfer_rate(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    let m = match u {
+        "T/s" => 1.0,
+        "kT/s" => 1e3,
+        "MT/s" => 1e6,
+        "GT/s" => 1e9,
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': expected a transfer rate such as \"1200MT/s\" (T/s, kT/s, MT/s, GT/s)"
+            )))
+        }
+    };
+    if v <= 0.0 {
+        return Err(UnitError(format!(
+            "'{s}': a transfer rate must be positive"
+        )));
+    }
+    Ok(v * m)
+}
+
+/// Parse a percentage such as `"7%"` into a fraction (0.07).
+pub fn parse_percent(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    if u != "%" {
+        return Err(UnitError(format!(
+            "'{s}': expected a percentage such as \"7%\""
+        )));
+    }
+    Ok(v / 100.0)
+}
+
+/// Parse a frequency such as `"100MHz"` or `"1GHz"` into hertz.
+pub fn parse_frequency(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    let m = match u {
+        "Hz" => 1.0,
+        "kHz" => 1e3,
+        "MHz" => 1e6,
+        "GHz" => 1e9,
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': expected a frequency such as \"100MHz\" (Hz, kHz, MHz, GHz)"
+            )))
+        }
+    };
+    if v <= 0.0 {
+        return Err(UnitError(format!("'{s}': a frequency must be positive")));
+    }
+    Ok(v * m)
+}
+
+macro_rules! serialize_as_display {
+    ($($t:ty),*) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    )*};
+}
+serialize_as_display!(Time, Bytes, Bandwidth);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_exactly() {
+        assert_eq!(parse_time("45us").unwrap(), Time::us(45));
+        assert_eq!(parse_time("3.5ms").unwrap(), Time::us(3500));
+        assert_eq!(parse_time("120ns").unwrap(), Time::ns(120));
+        assert_eq!(parse_time("7ps").unwrap(), Time(7));
+        assert!(parse_time("45").unwrap_err().0.contains("no unit"));
+        assert!(parse_time("45 parsecs").is_err());
+        assert!(parse_time("-1us").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_binary_and_decimal() {
+        assert_eq!(parse_bytes("16KiB").unwrap(), Bytes(16384));
+        assert_eq!(parse_bytes("960GB").unwrap(), Bytes(960_000_000_000));
+        assert_eq!(parse_bytes("1TiB").unwrap(), Bytes(1 << 40));
+        assert!(parse_bytes("4096").is_err());
+        assert!(parse_bytes("0.3B").is_err());
+    }
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(parse_bandwidth("133MB/s").unwrap().0, 133e6);
+        assert_eq!(parse_transfer_rate("1200MT/s").unwrap(), 1.2e9);
+        assert!(parse_bandwidth("133MB").is_err());
+        assert!((parse_percent("7%").unwrap() - 0.07).abs() < 1e-12);
+        assert_eq!(parse_frequency("100MHz").unwrap(), 1e8);
+    }
+
+    #[test]
+    fn transfer_time_rounds_up() {
+        let bw = Bandwidth(1e9);
+        assert_eq!(bw.transfer_time(1), Time(1000));
+        assert_eq!(bw.transfer_time(4096), Time::ns(4096));
+        assert_eq!(Bandwidth(3e9).transfer_time(1), Time(334));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["45us", "3ms", "120ns", "7ps", "2s"] {
+            assert_eq!(parse_time(s).unwrap().to_string(), s);
+        }
+        assert_eq!(Bytes::kib(16).to_string(), "16KiB");
+    }
+}
