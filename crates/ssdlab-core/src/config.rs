@@ -406,6 +406,9 @@ pub struct NandFile {
     /// Multi-plane read/program/erase: the planes of a die act together.
     #[serde(default = "d_true")]
     pub multi_plane: bool,
+    /// Cache read: the array reads the next page while the previous one streams out.
+    #[serde(default)]
+    pub cache_read: bool,
     /// Channel bus transfer rate (with `bus_width_bits`), e.g. `"1200MT/s"`.
     #[serde(default)]
     pub bus_rate: Option<String>,
@@ -637,6 +640,8 @@ pub struct NandConfig {
     pub t_erase: Time,
     /// Multi-plane operations.
     pub multi_plane: bool,
+    /// Cache read (array overlaps the previous page's data out).
+    pub cache_read: bool,
     /// Channel bandwidth in bytes/s.
     pub bus_bandwidth: Bandwidth,
     /// Command/address overhead per operation.
@@ -1141,6 +1146,7 @@ impl DeviceFile {
             },
             t_erase: c.time("nand.t_erase", &nf.t_erase),
             multi_plane: nf.multi_plane,
+            cache_read: nf.cache_read,
             bus_bandwidth,
             t_cmd: c.time("nand.t_cmd", &nf.t_cmd),
             t_suspend: c.time("nand.t_suspend", &nf.t_suspend),

@@ -56,18 +56,12 @@ pub enum FlashEvent {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DieState {
-    Idle,
-    /// Bus command/data-in or array operation in progress.
-    Array(u32, Time),
-    /// Data out in progress.
-    Xfer(u32),
-}
-
 struct Die {
     queues: [VecDeque<u32>; 3],
-    state: DieState,
+    /// Transaction in the array phase (command/data-in on the bus, then tR/tPROG/tBERS) and its end.
+    array: Option<(u32, Time)>,
+    /// Reads whose data sits in the page/cache register, waiting for or doing data out (front).
+    xfers: VecDeque<u32>,
     gen: u32,
     suspended: Option<(u32, Time)>,
     busy: Time,
@@ -101,6 +95,7 @@ pub struct FlashScheduler {
     rank: [usize; 3],
     program_suspend: bool,
     erase_suspend: bool,
+    cache_read: bool,
     dies_per_channel: u32,
     bus_bw: Bandwidth,
     t_cmd: Time,
@@ -134,6 +129,7 @@ impl FlashScheduler {
             rank,
             program_suspend: f.program_suspend,
             erase_suspend: f.erase_suspend,
+            cache_read: n.cache_read,
             dies_per_channel: n.dies_per_channel(),
             bus_bw: n.bus_bandwidth,
             t_cmd: n.t_cmd,
@@ -144,7 +140,8 @@ impl FlashScheduler {
             dies: (0..n.total_dies())
                 .map(|_| Die {
                     queues: Default::default(),
-                    state: DieState::Idle,
+                    array: None,
+                    xfers: VecDeque::new(),
                     gen: 0,
                     suspended: None,
                     busy: Time::ZERO,
@@ -176,10 +173,13 @@ impl FlashScheduler {
     /// Is the die doing anything or has anything queued?
     pub fn die_load(&self, die: u32, kind: OpKind) -> usize {
         let d = &self.dies[die as usize];
-        let running = match d.state {
-            DieState::Array(t, _) | DieState::Xfer(t) if self.txns[t as usize].kind == kind => 1,
-            _ => 0,
-        };
+        let running = d
+            .array
+            .map_or(0, |(t, _)| (self.txns[t as usize].kind == kind) as usize)
+            + d.xfers
+                .iter()
+                .filter(|&&t| self.txns[t as usize].kind == kind)
+                .count();
         let susp = d
             .suspended
             .map_or(0, |(t, _)| (self.txns[t as usize].kind == kind) as usize);
@@ -208,7 +208,7 @@ impl FlashScheduler {
         if d.suspended.is_some() {
             return;
         }
-        if let DieState::Array(tid, end) = d.state {
+        if let Some((tid, end)) = d.array {
             let k = self.txns[tid as usize].kind;
             let allowed = (k == OpKind::Write && self.program_suspend)
                 || (k == OpKind::Erase && self.erase_suspend);
@@ -218,7 +218,7 @@ impl FlashScheduler {
                 let d = &mut self.dies[die as usize];
                 d.gen = d.gen.wrapping_add(1);
                 d.suspended = Some((tid, remaining));
-                d.state = DieState::Idle;
+                d.array = None;
                 // Suspend cost: die cannot start the read before t_suspend.
                 d.busy = d.busy.saturating_sub(remaining);
                 self.stats.suspends += 1;
@@ -241,7 +241,7 @@ impl FlashScheduler {
                 for i in 0..self.dies_per_channel {
                     let d = base + (self.channels[ch].rr + i) % self.dies_per_channel;
                     let dd = &self.dies[d as usize];
-                    if dd.state != DieState::Idle {
+                    if dd.array.is_some() || !dd.xfers.is_empty() {
                         continue;
                     }
                     if let Some(r) = (0..3).find(|&r| !dd.queues[r].is_empty()) {
@@ -257,7 +257,8 @@ impl FlashScheduler {
                 }
             }
             _ => {
-                if self.dies[die as usize].state == DieState::Idle {
+                let d = &self.dies[die as usize];
+                if d.array.is_none() && d.xfers.is_empty() {
                     self.start_next(now, die, sched);
                 }
             }
@@ -274,7 +275,7 @@ impl FlashScheduler {
             if d.queues[read_rank].is_empty() {
                 d.suspended = None;
                 let end = at + self.t_resume + remaining;
-                d.state = DieState::Array(tid, end);
+                d.array = Some((tid, end));
                 d.busy += self.t_resume + remaining;
                 sched(end, FlashEvent::ArrayDone { die, gen: d.gen });
                 return;
@@ -305,8 +306,8 @@ impl FlashScheduler {
         let (start, bus_end) = self.channels[ch].bus.reserve(at, bus_time);
         let end = bus_end + t.t_array;
         let d = &mut self.dies[die as usize];
-        d.busy += (end - start).min(end);
-        d.state = DieState::Array(tid, end);
+        d.busy += end - start;
+        d.array = Some((tid, end));
         if self.model == ExecutionModel::Interleaved {
             self.channels[ch].order.push_back((tid, false));
         }
@@ -333,28 +334,66 @@ impl FlashScheduler {
                 if d.gen != gen {
                     return;
                 }
-                let DieState::Array(tid, _) = d.state else {
-                    return;
-                };
+                let Some((tid, _)) = d.array else { return };
                 let t = self.txns[tid as usize];
                 if t.kind == OpKind::Read {
                     let ch = (die / self.dies_per_channel) as usize;
                     let x = self.xfer_time(t.bytes);
-                    let (s, e) = self.channels[ch].bus.reserve(now, x);
                     let d = &mut self.dies[die as usize];
-                    d.busy += e - s;
-                    d.state = DieState::Xfer(tid);
-                    sched(e, FlashEvent::XferDone { die, gen: d.gen });
+                    d.array = None;
+                    d.xfers.push_back(tid);
+                    if d.xfers.len() == 1 {
+                        let (s, e) = self.channels[ch].bus.reserve(now, x);
+                        let d = &mut self.dies[die as usize];
+                        d.busy += e - s;
+                        sched(e, FlashEvent::XferDone { die, gen: d.gen });
+                    }
+                    // Otherwise it waits in the register behind the previous page's data out.
+                    let d = &mut self.dies[die as usize];
+                    // Cache read: the array starts the next queued read while this page streams out.
+                    if self.cache_read
+                        && self.model != ExecutionModel::Sequential
+                        && d.xfers.len() == 1
+                        && d.suspended.is_none()
+                    {
+                        let rr = self.rank[0];
+                        let next_is_read = (0..3).find(|&r| !d.queues[r].is_empty()) == Some(rr);
+                        if next_is_read {
+                            if let Some(n) = d.queues[rr].pop_front() {
+                                let tn = self.txns[n as usize];
+                                let end = now + self.t_cmd + tn.t_array;
+                                d.array = Some((n, end));
+                                d.busy += self.t_cmd + tn.t_array;
+                                if self.model == ExecutionModel::Interleaved {
+                                    self.channels[ch].order.push_back((n, false));
+                                }
+                                sched(end, FlashEvent::ArrayDone { die, gen: d.gen });
+                            }
+                        }
+                    }
                 } else {
+                    self.dies[die as usize].array = None;
                     self.finish(now, die, tid, done, sched);
                 }
             }
             FlashEvent::XferDone { die, gen } => {
-                let d = &self.dies[die as usize];
+                let d = &mut self.dies[die as usize];
                 if d.gen != gen {
                     return;
                 }
-                let DieState::Xfer(tid) = d.state else { return };
+                let Some(tid) = d.xfers.pop_front() else {
+                    return;
+                };
+                if let Some(&next) = d.xfers.front() {
+                    // The next page's data out was reserved on the bus right after this one.
+                    let bytes = self.txns[next as usize].bytes;
+                    let x = self.bus_bw.transfer_time(bytes);
+                    let ch = (die / self.dies_per_channel) as usize;
+                    let (_, e) = self.channels[ch].bus.reserve(now, x);
+                    let d = &mut self.dies[die as usize];
+                    d.busy += x;
+                    sched(e, FlashEvent::XferDone { die, gen: d.gen });
+                }
                 self.finish(now, die, tid, done, sched);
             }
         }
@@ -374,7 +413,6 @@ impl FlashScheduler {
             OpKind::Write => self.stats.programs += 1,
             OpKind::Erase => self.stats.erases += 1,
         }
-        self.dies[die as usize].state = DieState::Idle;
         let ch = (die / self.dies_per_channel) as usize;
         if self.model == ExecutionModel::Interleaved {
             if let Some(e) = self.channels[ch].order.iter_mut().find(|(i, _)| *i == tid) {
@@ -397,7 +435,12 @@ impl FlashScheduler {
                 let base = ch as u32 * self.dies_per_channel;
                 self.kick(now, base, sched);
             }
-            _ => self.start_next(now, die, sched),
+            _ => {
+                let d = &self.dies[die as usize];
+                if d.array.is_none() && d.xfers.is_empty() {
+                    self.start_next(now, die, sched);
+                }
+            }
         }
     }
 
