@@ -18,7 +18,6 @@
 //! program/erase suspend lets a waiting read in.
 
 use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
-use crate::engine::FifoServer;
 use crate::units::{Bandwidth, Time};
 use std::collections::VecDeque;
 
@@ -54,6 +53,31 @@ pub enum FlashEvent {
         /// Die generation.
         gen: u32,
     },
+    /// A channel bus finished its current transfer: grant the next request.
+    BusFree {
+        /// Channel.
+        ch: u32,
+    },
+}
+
+/// What a bus request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BusUse {
+    /// Command/address cycles (read or erase), then the array operation.
+    Cmd,
+    /// Command, address and data-in cycles of a program, then tPROG.
+    ProgramIn,
+    /// Data out of a read.
+    DataOut,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BusReq {
+    die: u32,
+    tid: u32,
+    what: BusUse,
+    /// Extra array time (suspend latency) added after the command.
+    extra: Time,
 }
 
 struct Die {
@@ -67,8 +91,14 @@ struct Die {
     busy: Time,
 }
 
+/// A channel bus with priority arbitration: command cycles (short, they
+/// start idle dies) go before queued data transfers, which are FIFO.
 struct Channel {
-    bus: FifoServer,
+    busy_until: Time,
+    busy_total: Time,
+    free_pending: bool,
+    cmd_q: VecDeque<BusReq>,
+    data_q: VecDeque<BusReq>,
     /// Sequential model: a transaction is running on this channel.
     running: bool,
     rr: u32,
@@ -149,7 +179,11 @@ impl FlashScheduler {
                 .collect(),
             channels: (0..n.channels)
                 .map(|_| Channel {
-                    bus: FifoServer::default(),
+                    busy_until: Time::ZERO,
+                    busy_total: Time::ZERO,
+                    free_pending: false,
+                    cmd_q: VecDeque::new(),
+                    data_q: VecDeque::new(),
                     running: false,
                     rr: 0,
                     order: VecDeque::new(),
@@ -213,17 +247,16 @@ impl FlashScheduler {
             let allowed = (k == OpKind::Write && self.program_suspend)
                 || (k == OpKind::Erase && self.erase_suspend);
             // Only suspend during the array phase (after data in) and if it saves time.
-            if allowed && end > now + self.t_suspend {
+            if allowed && end != Time::MAX && end > now + self.t_suspend {
                 let remaining = end - now;
                 let d = &mut self.dies[die as usize];
                 d.gen = d.gen.wrapping_add(1);
                 d.suspended = Some((tid, remaining));
                 d.array = None;
-                // Suspend cost: die cannot start the read before t_suspend.
                 d.busy = d.busy.saturating_sub(remaining);
                 self.stats.suspends += 1;
-                let start = now + self.t_suspend;
-                self.start_next(start, die, sched);
+                // Suspend cost: the read's array operation starts t_suspend later.
+                self.start_next_with(now, die, self.t_suspend, sched);
             }
         }
     }
@@ -268,6 +301,16 @@ impl FlashScheduler {
     /// Start the highest-priority queued transaction on an idle die at `at`
     /// (or resume a suspended one when no read waits).
     fn start_next(&mut self, at: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+        self.start_next_with(at, die, Time::ZERO, sched)
+    }
+
+    fn start_next_with(
+        &mut self,
+        at: Time,
+        die: u32,
+        extra: Time,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
         let di = die as usize;
         let read_rank = self.rank[0];
         let d = &mut self.dies[di];
@@ -282,7 +325,7 @@ impl FlashScheduler {
             }
             // Only reads may run while an operation is suspended.
             let tid = d.queues[read_rank].pop_front().unwrap_or(u32::MAX);
-            self.begin(at, die, tid, sched);
+            self.begin(at, die, tid, extra, sched);
             return;
         }
         let Some(r) = (0..3).find(|&r| !d.queues[r].is_empty()) else {
@@ -293,31 +336,128 @@ impl FlashScheduler {
             return;
         };
         let tid = d.queues[r].pop_front().unwrap_or(u32::MAX);
-        self.begin(at, die, tid, sched);
+        self.begin(at, die, tid, extra, sched);
     }
 
-    fn begin(&mut self, at: Time, die: u32, tid: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
+    fn begin(
+        &mut self,
+        now: Time,
+        die: u32,
+        tid: u32,
+        extra: Time,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
         let t = self.txns[tid as usize];
         let ch = (die / self.dies_per_channel) as usize;
-        let bus_time = match t.kind {
-            OpKind::Write => self.t_cmd + self.xfer_time(t.bytes),
-            _ => self.t_cmd,
-        };
-        let (start, bus_end) = self.channels[ch].bus.reserve(at, bus_time);
-        let end = bus_end + t.t_array;
-        let d = &mut self.dies[die as usize];
-        d.busy += end - start;
-        d.array = Some((tid, end));
+        self.dies[die as usize].array = Some((tid, Time::MAX));
         if self.model == ExecutionModel::Interleaved {
             self.channels[ch].order.push_back((tid, false));
         }
-        sched(
-            end,
-            FlashEvent::ArrayDone {
+        let what = if t.kind == OpKind::Write {
+            BusUse::ProgramIn
+        } else {
+            BusUse::Cmd
+        };
+        self.bus_request(
+            now,
+            ch,
+            BusReq {
                 die,
-                gen: self.dies[die as usize].gen,
+                tid,
+                what,
+                extra,
             },
+            sched,
         );
+    }
+
+    fn bus_duration(&self, r: &BusReq) -> Time {
+        let t = &self.txns[r.tid as usize];
+        match r.what {
+            BusUse::Cmd => self.t_cmd,
+            BusUse::ProgramIn => self.t_cmd + self.xfer_time(t.bytes),
+            BusUse::DataOut => self.xfer_time(t.bytes),
+        }
+    }
+
+    fn bus_request(
+        &mut self,
+        now: Time,
+        ch: usize,
+        r: BusReq,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
+        let c = &mut self.channels[ch];
+        if c.busy_until <= now && c.cmd_q.is_empty() && c.data_q.is_empty() {
+            self.bus_grant(now, ch, r, sched);
+            return;
+        }
+        if r.what == BusUse::Cmd {
+            c.cmd_q.push_back(r);
+        } else {
+            c.data_q.push_back(r);
+        }
+        if !c.free_pending {
+            c.free_pending = true;
+            sched(c.busy_until.max(now), FlashEvent::BusFree { ch: ch as u32 });
+        }
+    }
+
+    fn bus_grant(
+        &mut self,
+        now: Time,
+        ch: usize,
+        r: BusReq,
+        sched: &mut impl FnMut(Time, FlashEvent),
+    ) {
+        let dur = self.bus_duration(&r);
+        let end = now + dur;
+        let c = &mut self.channels[ch];
+        c.busy_until = end;
+        c.busy_total += dur;
+        let t = self.txns[r.tid as usize];
+        let d = &mut self.dies[r.die as usize];
+        d.busy += dur;
+        match r.what {
+            BusUse::Cmd | BusUse::ProgramIn => {
+                let done = end + r.extra + t.t_array;
+                d.busy += r.extra + t.t_array;
+                d.array = Some((r.tid, done));
+                sched(
+                    done,
+                    FlashEvent::ArrayDone {
+                        die: r.die,
+                        gen: d.gen,
+                    },
+                );
+            }
+            BusUse::DataOut => sched(
+                end,
+                FlashEvent::XferDone {
+                    die: r.die,
+                    gen: d.gen,
+                },
+            ),
+        }
+    }
+
+    fn bus_free(&mut self, now: Time, ch: usize, sched: &mut impl FnMut(Time, FlashEvent)) {
+        let c = &mut self.channels[ch];
+        c.free_pending = false;
+        if c.busy_until > now {
+            c.free_pending = true;
+            sched(c.busy_until, FlashEvent::BusFree { ch: ch as u32 });
+            return;
+        }
+        let next = c.cmd_q.pop_front().or_else(|| c.data_q.pop_front());
+        if let Some(r) = next {
+            self.bus_grant(now, ch, r, sched);
+            let c = &mut self.channels[ch];
+            if !c.cmd_q.is_empty() || !c.data_q.is_empty() {
+                c.free_pending = true;
+                sched(c.busy_until, FlashEvent::BusFree { ch: ch as u32 });
+            }
+        }
     }
 
     /// Handle a scheduler event; completed transactions' owner tokens (and kinds) go to `done`.
@@ -336,29 +476,31 @@ impl FlashScheduler {
                 }
                 let Some((tid, _)) = d.array else { return };
                 let t = self.txns[tid as usize];
+                let ch = (die / self.dies_per_channel) as usize;
                 if t.kind == OpKind::Read {
-                    let ch = (die / self.dies_per_channel) as usize;
-                    let x = self.xfer_time(t.bytes);
                     let d = &mut self.dies[die as usize];
                     d.array = None;
                     d.xfers.push_back(tid);
-                    if d.xfers.len() == 1 {
-                        let (s, e) = self.channels[ch].bus.reserve(now, x);
-                        let d = &mut self.dies[die as usize];
-                        d.busy += e - s;
-                        sched(e, FlashEvent::XferDone { die, gen: d.gen });
-                    }
-                    // Otherwise it waits in the register behind the previous page's data out.
+                    self.bus_request(
+                        now,
+                        ch,
+                        BusReq {
+                            die,
+                            tid,
+                            what: BusUse::DataOut,
+                            extra: Time::ZERO,
+                        },
+                        sched,
+                    );
+                    // Cache read: the array reads the next queued page while this one streams out.
                     let d = &mut self.dies[die as usize];
-                    // Cache read: the array starts the next queued read while this page streams out.
                     if self.cache_read
                         && self.model != ExecutionModel::Sequential
                         && d.xfers.len() == 1
                         && d.suspended.is_none()
                     {
                         let rr = self.rank[0];
-                        let next_is_read = (0..3).find(|&r| !d.queues[r].is_empty()) == Some(rr);
-                        if next_is_read {
+                        if (0..3).find(|&r| !d.queues[r].is_empty()) == Some(rr) {
                             if let Some(n) = d.queues[rr].pop_front() {
                                 let tn = self.txns[n as usize];
                                 let end = now + self.t_cmd + tn.t_array;
@@ -384,18 +526,9 @@ impl FlashScheduler {
                 let Some(tid) = d.xfers.pop_front() else {
                     return;
                 };
-                if let Some(&next) = d.xfers.front() {
-                    // The next page's data out was reserved on the bus right after this one.
-                    let bytes = self.txns[next as usize].bytes;
-                    let x = self.bus_bw.transfer_time(bytes);
-                    let ch = (die / self.dies_per_channel) as usize;
-                    let (_, e) = self.channels[ch].bus.reserve(now, x);
-                    let d = &mut self.dies[die as usize];
-                    d.busy += x;
-                    sched(e, FlashEvent::XferDone { die, gen: d.gen });
-                }
                 self.finish(now, die, tid, done, sched);
             }
+            FlashEvent::BusFree { ch } => self.bus_free(now, ch as usize, sched),
         }
     }
 
@@ -451,7 +584,7 @@ impl FlashScheduler {
 
     /// Busy time of each channel bus.
     pub fn channel_busy(&self) -> Vec<Time> {
-        self.channels.iter().map(|c| c.bus.busy()).collect()
+        self.channels.iter().map(|c| c.busy_total).collect()
     }
 
     /// Transactions in flight or queued.

@@ -243,7 +243,11 @@ impl Ftl {
     /// Map `lpn` (whose latest version is in the buffer) to a freshly allocated slot.
     #[inline]
     pub fn commit(&mut self, lpn: Lpn, ppa: Ppa) {
-        debug_assert_eq!(self.l2p[lpn.0 as usize], IN_BUFFER);
+        let old = self.l2p[lpn.0 as usize];
+        if old < IN_BUFFER {
+            // The same LPN twice in one program unit: the earlier copy is stale.
+            self.invalidate_slot(old);
+        }
         self.l2p[lpn.0 as usize] = ppa.0;
         self.p2l[ppa.0 as usize] = lpn.0;
         self.valid[(ppa.0 / self.geo.slots_per_block) as usize] += 1;
@@ -626,7 +630,7 @@ channels = 2
 chips_per_channel = 1
 dies_per_chip = 2
 planes_per_die = 2
-blocks_per_plane = 16
+blocks_per_plane = 32
 pages_per_block = 12
 page_size = "8KiB"
 cell = "tlc"

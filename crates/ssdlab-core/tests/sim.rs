@@ -1,0 +1,294 @@
+//! Integration tests: analytic cases, scheduler models, determinism, GC and
+//! invariants through the timed drive, and bad input.
+
+use ssdlab_core::config::{Device, DeviceFile};
+use ssdlab_core::workload::fio;
+use ssdlab_core::{simulate_quiet, Drive, Precondition, Report, RunSpec};
+
+/// A small SLC device with easy numbers: PCIe Gen1 x1 (250 MB/s = 4 ns/B),
+/// 24 B per TLP, no DLLP overhead, 100 ns link latency; 400 MB/s NAND bus.
+fn analytic_device(channels: u32, dies: u32, extra_nand: &str, extra: &str) -> Device {
+    let text = format!(
+        r#"
+name = "analytic"
+[host]
+submit_overhead = "1us"
+complete_overhead = "2us"
+[pcie]
+generation = 1
+lanes = 1
+max_payload = "256B"
+max_read_request = "512B"
+tlp_overhead = "24B"
+dllp_overhead = "0%"
+latency = "100ns"
+[firmware]
+fetch = "100ns"
+parse = "200ns"
+cache_lookup = "300ns"
+translate = "400ns"
+issue = "500ns"
+complete = "600ns"
+[cache]
+write_buffer = "256KiB"
+[ftl]
+mapping_unit = "4KiB"
+over_provisioning = "25%"
+gc_threshold = 3
+gc_hard_threshold = 2
+[nand]
+channels = {channels}
+chips_per_channel = {dies}
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 64
+pages_per_block = 64
+page_size = "4KiB"
+cell = "slc"
+t_read = ["25us"]
+t_prog = ["200us"]
+t_erase = "2ms"
+bus_bandwidth = "400MB/s"
+t_cmd = "100ns"
+{extra_nand}
+{extra}
+"#
+    );
+    DeviceFile::from_toml_str(&text, "analytic")
+        .unwrap()
+        .resolve("analytic")
+        .unwrap()
+}
+
+/// The analytic device with a fast link (Gen3 x4), so flash is the bottleneck.
+fn fast_link_device(channels: u32, dies: u32, extra: &str) -> Device {
+    let mut d = analytic_device(channels, dies, "", extra);
+    d.pcie.generation = 3;
+    d.pcie.lanes = 4;
+    d
+}
+
+fn run(dev: Device, job: &str, pre: Precondition) -> Report {
+    let workload = fio::parse_str(job, "test.fio").unwrap();
+    simulate_quiet(&RunSpec {
+        device: dev,
+        workload,
+        workload_name: "test".into(),
+        seed: 7,
+        precondition: pre,
+    })
+    .unwrap()
+}
+
+#[test]
+fn qd1_read_latency_is_exactly_the_sum_of_its_parts() {
+    let dev = analytic_device(1, 1, "", "");
+    let r = run(
+        dev,
+        "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=200\n",
+        Precondition::Fill,
+    );
+    // host submit 1000 + doorbell (4+24 B)*4 ns + 100
+    // + fetch stage 100 + SQE fetch: request 24 B up (96) + 100 + (64+24) B down (352) + 100
+    // + parse 200 + lookup 300 + translate 400 + issue 500
+    // + t_cmd 100 + tR 25000 + 4096 B at 400 MB/s (10240)
+    // + DMA 4096 B + 16 TLPs * 24 B = 4480 B * 4 ns (17920) + 100
+    // + complete 600 + CQE (40 B: 160) + MSI-X (28 B: 112) + 100 + host completion 2000
+    let expected = 1000
+        + 112
+        + 100
+        + 100
+        + 96
+        + 100
+        + 352
+        + 100
+        + 200
+        + 300
+        + 400
+        + 500
+        + 100
+        + 25000
+        + 10240
+        + 17920
+        + 100
+        + 600
+        + 160
+        + 112
+        + 100
+        + 2000;
+    assert_eq!(r.read.ios, 200);
+    assert_eq!(r.read.lat_ns.min, expected, "{r:#?}");
+    assert_eq!(r.read.lat_ns.max, expected);
+}
+
+#[test]
+fn dies_on_one_channel_saturate_the_bus() {
+    // 4 dies, tR 25 us, data out 10.24 us per 4 KiB: the bus (400 MB/s) is the bottleneck.
+    let dev = fast_link_device(1, 4, "");
+    let r = run(
+        dev,
+        "[r]\nrw=randread\nbs=4k\niodepth=64\nnumber_ios=20000\n",
+        Precondition::Fill,
+    );
+    let bus = 400e6 * 4096.0 / (4096.0 + 400e6 * 100e-9); // t_cmd also occupies the bus
+    let err = (r.read.bw_bytes_per_s - bus).abs() / bus;
+    assert!(
+        err < 0.02,
+        "bw {} vs bus {bus}: {r:#?}",
+        r.read.bw_bytes_per_s
+    );
+    assert!(
+        r.utilisation.channel_max > 0.97,
+        "{}",
+        r.utilisation.channel_max
+    );
+}
+
+fn iops_with(model: &str) -> f64 {
+    let dev = fast_link_device(1, 4, &format!("[flash]\nexecution = \"{model}\"\n"));
+    run(
+        dev,
+        "[r]\nrw=randread\nbs=4k\niodepth=64\nnumber_ios=20000\n",
+        Precondition::Fill,
+    )
+    .read
+    .iops
+}
+
+#[test]
+fn execution_models_overlap_as_defined() {
+    let seq = iops_with("sequential");
+    let inter = iops_with("interleaved");
+    let ooo = iops_with("out-of-order");
+    // Sequential: one transaction at a time on the channel: cmd + tR + data out.
+    let one = 1.0 / (100e-9 + 25e-6 + 10.24e-6);
+    assert!((seq - one).abs() / one < 0.01, "sequential {seq} vs {one}");
+    // Overlapping models are bus-bound (~ 4x faster here), interleaved never beats out-of-order.
+    assert!(ooo > 2.5 * seq, "ooo {ooo} seq {seq}");
+    assert!(inter <= ooo * 1.001, "inter {inter} ooo {ooo}");
+    assert!(inter > 2.0 * seq);
+}
+
+#[test]
+fn determinism_same_seed_same_report() {
+    let dev = analytic_device(2, 2, "", "");
+    let job = "[m]\nrw=randrw\nrwmixread=60\nbs=8k\niodepth=16\nnumber_ios=30000\n";
+    let mut a = run(dev.clone(), job, Precondition::Steady);
+    let mut b = run(dev, job, Precondition::Steady);
+    for r in [&mut a, &mut b] {
+        r.wall_time_s = 0.0;
+        r.sim_ios_per_wall_s = 0.0;
+    }
+    assert_eq!(a, b);
+    assert!(a.gc.runs > 0, "the run must exercise GC: {a:#?}");
+}
+
+#[test]
+fn random_writes_at_steady_state_run_gc_and_keep_every_write() {
+    let dev = analytic_device(2, 2, "", "");
+    let w = fio::parse_str(
+        "[w]\nrw=randwrite\nbs=4k\niodepth=32\nnumber_ios=40000\nnorandommap\n",
+        "t",
+    )
+    .unwrap();
+    let mut d = Drive::new(dev, &w, "t", 3, Precondition::Steady).unwrap();
+    d.run(&mut |_| {}, &|| false).unwrap();
+    let r = Report::from_drive(&d, "t", &[], 1.0);
+    assert!(r.gc.runs > 0 && r.gc.pages_moved > 0);
+    assert!(r.waf > 1.0);
+    d.ftl.check_invariants().unwrap();
+    // Every LPN was written by the preconditioner, so every one must still be
+    // readable: on flash (valid) or in the DRAM buffer.
+    let mut in_buffer = 0;
+    for l in 0..d.ftl.logical_units() as u32 {
+        match d.ftl.lookup(ssdlab_core::units::Lpn(l)) {
+            ssdlab_core::ftl::Mapping::Unmapped => panic!("lpn {l} lost"),
+            ssdlab_core::ftl::Mapping::InBuffer => {
+                assert!(
+                    d.cache.contains(l),
+                    "lpn {l} mapped to buffer but not in it"
+                );
+                in_buffer += 1
+            }
+            ssdlab_core::ftl::Mapping::Flash(_) => {}
+        }
+    }
+    assert_eq!(d.ftl.total_valid() + in_buffer, d.ftl.logical_units());
+    // WAF accounting: every programmed slot is host data or a GC copy (no padding
+    // in the timed path), so WAF = 1 + moved/host up to what is still buffered.
+    let expect = 1.0 + r.gc.pages_moved as f64 / r.write.ios as f64;
+    assert!(
+        (r.waf - expect).abs() < 0.05,
+        "waf {} vs 1 + moved/host {expect}",
+        r.waf
+    );
+}
+
+#[test]
+fn suspend_lets_reads_overtake_programs() {
+    let job = "[m]\nrw=randrw\nrwmixread=50\nbs=4k\niodepth=8\nnumber_ios=20000\n";
+    let plain = run(analytic_device(1, 1, "", ""), job, Precondition::Fill);
+    let susp = run(
+        analytic_device(
+            1,
+            1,
+            "t_suspend = \"5us\"\nt_resume = \"5us\"",
+            "[flash]\nprogram_suspend = true\nerase_suspend = true\n",
+        ),
+        job,
+        Precondition::Fill,
+    );
+    assert!(susp.flash.suspends > 0);
+    assert!(
+        susp.read.lat_ns.p99 < plain.read.lat_ns.p99,
+        "suspend p99 {} plain {}",
+        susp.read.lat_ns.p99,
+        plain.read.lat_ns.p99
+    );
+}
+
+#[test]
+fn pcie_caps_sequential_reads_on_the_default_device() {
+    let dev = Device::preset("pm9a3-960g").unwrap();
+    let r = run(
+        dev,
+        "[s]\nrw=read\nbs=128k\niodepth=32\nnumber_ios=20000\n",
+        Precondition::Fill,
+    );
+    let link = r.device.pcie_bw_bytes_per_s;
+    assert!(r.read.bw_bytes_per_s <= link * 1.001);
+    assert!(
+        r.read.bw_bytes_per_s > 0.95 * link,
+        "{} vs link {link}",
+        r.read.bw_bytes_per_s
+    );
+}
+
+#[test]
+fn workload_bigger_than_device_is_an_error() {
+    let dev = analytic_device(1, 1, "", "");
+    let w = fio::parse_str("[r]\nrw=read\nsize=100g\n", "big.fio").unwrap();
+    let e = simulate_quiet(&RunSpec {
+        device: dev,
+        workload: w,
+        workload_name: "big.fio".into(),
+        seed: 1,
+        precondition: Precondition::Fresh,
+    })
+    .unwrap_err();
+    let s = e.to_string();
+    assert!(s.contains("big.fio") && s.contains("size"), "{s}");
+}
+
+#[test]
+fn drive_too_large_for_memory_is_an_error() {
+    let text = ssdlab_core::config::preset_text("pm9a3-960g")
+        .unwrap()
+        .replace("mapping_unit = \"4KiB\"", "mapping_unit = \"512B\"")
+        .replace("blocks_per_plane = 5102", "blocks_per_plane = 500000");
+    let e = DeviceFile::from_toml_str(&text, "huge.toml")
+        .unwrap()
+        .resolve("huge.toml")
+        .unwrap_err();
+    assert!(e.to_string().contains("mapping_unit"), "{e}");
+}
