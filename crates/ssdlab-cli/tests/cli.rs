@@ -1,0 +1,215 @@
+//! End-to-end tests of the `ssdlab` binary: outputs, exit codes and error messages.
+
+use std::process::Command;
+
+fn ssdlab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
+        .args(args)
+        .output()
+        .expect("run ssdlab");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn tmp(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("ssdlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const SMALL_DEVICE: &str = r#"
+name = "small"
+[ftl]
+over_provisioning = "25%"
+[cache]
+write_buffer = "1MiB"
+[nand]
+channels = 2
+chips_per_channel = 2
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 64
+pages_per_block = 96
+page_size = "16KiB"
+cell = "tlc"
+t_read = ["40us", "45us", "50us"]
+t_prog = ["450us", "450us", "450us"]
+one_shot_program = true
+t_prog_one_shot = "1ms"
+t_erase = "3ms"
+bus_rate = "800MT/s"
+bus_width_bits = 8
+"#;
+
+#[test]
+fn json_report_has_the_documented_keys() {
+    let dev = tmp("small.toml", SMALL_DEVICE);
+    let job = tmp("mix.fio", "[global]\nioengine=libaio\ndirect=1\n[mix]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=16\nnumber_ios=20000\n");
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--output-format",
+        "json",
+        "--seed",
+        "5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["schema"], "ssdlab.report.v1");
+    assert_eq!(v["seed"], 5);
+    assert_eq!(v["device"]["name"], "small");
+    for k in ["sim_time_ns", "wall_time_s", "sim_ios_per_wall_s", "waf"] {
+        assert!(v[k].is_number(), "{k}");
+    }
+    for d in ["read", "write"] {
+        for k in ["ios", "bytes", "iops", "bw_bytes_per_s"] {
+            assert!(v[d][k].is_number(), "{d}.{k}");
+        }
+        for k in ["min", "mean", "max", "p50", "p90", "p99", "p99.9", "p99.99"] {
+            assert!(v[d]["lat_ns"][k].is_number(), "{d}.lat_ns.{k}");
+        }
+    }
+    for k in ["runs", "pages_moved", "blocks_erased"] {
+        assert!(v["gc"][k].is_number());
+    }
+    for k in ["reads", "programs", "erases"] {
+        assert!(v["flash"][k].is_number());
+    }
+    let ignored: Vec<&str> = v["ignored_options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["option"].as_str().unwrap())
+        .collect();
+    assert_eq!(ignored, vec!["ioengine", "direct"]);
+    assert_eq!(
+        v["read"]["ios"].as_u64().unwrap() + v["write"]["ios"].as_u64().unwrap(),
+        20000
+    );
+}
+
+#[test]
+fn text_report_and_output_file() {
+    let dev = tmp("small2.toml", SMALL_DEVICE);
+    let job = tmp(
+        "r.fio",
+        "[r]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=5000\n",
+    );
+    let out_path = tmp("report.txt", "");
+    let (code, out, err) = ssdlab(&[
+        "run", "--device", &dev, "--job", &job, "--output", &out_path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty());
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(text.contains("IOPS") && text.contains("lat (us)"), "{text}");
+}
+
+#[test]
+fn unknown_device_lists_presets() {
+    let (code, _, err) = ssdlab(&["run", "--device", "no-such-drive"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no-such-drive") && err.contains("pm9a3-960g"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_device_file_names_every_key() {
+    let bad = SMALL_DEVICE
+        .replace("t_erase = \"3ms\"", "t_erase = \"3\"")
+        .replace("channels = 2", "channels = 0");
+    let dev = tmp("bad.toml", &bad);
+    let (code, _, err) = ssdlab(&["check", &dev]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.toml"), "{err}");
+    assert!(
+        err.contains("nand.t_erase") && err.contains("no unit"),
+        "{err}"
+    );
+    assert!(err.contains("nand.channels"), "{err}");
+}
+
+#[test]
+fn unknown_device_key_names_line() {
+    let dev = tmp(
+        "typo.toml",
+        &SMALL_DEVICE.replace("[nand]", "[nand]\nchanels = 2"),
+    );
+    let (code, _, err) = ssdlab(&["check", &dev]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("typo.toml") && err.contains("chanels") && err.contains("line"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_fio_option_names_file_line_option() {
+    let job = tmp(
+        "bad.fio",
+        "[global]\nbs=4k\n\n[j]\nrw=randread\nbssplit=4k/50:64k/50\n",
+    );
+    let (code, _, err) = ssdlab(&[
+        "run",
+        "--job",
+        &job,
+        "--device",
+        &tmp("small3.toml", SMALL_DEVICE),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.fio:6") && err.contains("bssplit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn devices_lists_and_shows_presets() {
+    let (code, out, _) = ssdlab(&["devices"]);
+    assert_eq!(code, 0);
+    for p in ["pm9a3-960g", "seed001-slc-onfi", "seed001-mlc-conventional"] {
+        assert!(out.contains(p), "{out}");
+    }
+    let (code, out, err) = ssdlab(&["devices", "show", "pm9a3-960g"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("t_prog_one_shot") && out.contains("exported capacity"),
+        "{out}"
+    );
+}
+
+#[test]
+fn validate_json_lists_checks() {
+    let (code, out, err) = ssdlab(&["validate", "--output-format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    let checks = v.as_array().unwrap();
+    assert!(checks.len() >= 3);
+    for c in checks {
+        for k in [
+            "scenario",
+            "metric",
+            "reference",
+            "simulated",
+            "error_pct",
+            "tolerance_pct",
+            "source",
+            "pass",
+        ] {
+            assert!(!c[k].is_null(), "{k} missing in {c}");
+        }
+    }
+    let all_pass = checks.iter().all(|c| c["pass"] == true);
+    assert_eq!(code == 0, all_pass);
+    assert!(all_pass, "validation out of tolerance: {out}");
+}
