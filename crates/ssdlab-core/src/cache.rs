@@ -33,7 +33,8 @@ const NIL: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     DirtyHost,
-    DirtyGc,
+    /// GC relocation data, to be programmed back into this parallel unit.
+    DirtyGc(u32),
     /// Being programmed by program id.
     Flushing(u32, bool),
     Clean,
@@ -65,8 +66,9 @@ impl List {
 }
 
 const L_HOST: usize = 0;
-const L_GC: usize = 1;
-const L_CLEAN: usize = 2;
+const L_CLEAN: usize = 1;
+/// GC list of unit `u` is `L_GC0 + u`.
+const L_GC0: usize = 2;
 
 /// Counters.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +86,8 @@ pub struct DataCache {
     entries: Vec<Entry>,
     free: Vec<u32>,
     index: HashMap<u32, u32, BuildHasherDefault<LpnHasher>>,
-    lists: [List; 3],
+    lists: Vec<List>,
+    gc_total: u32,
     policy: CachePolicy,
     wb_capacity: u64,
     rc_capacity: u64,
@@ -96,12 +99,18 @@ pub struct DataCache {
 
 impl DataCache {
     /// Capacities in mapping units.
-    pub fn new(write_buffer_slots: u64, read_cache_slots: u64, policy: CachePolicy) -> DataCache {
+    pub fn new(
+        write_buffer_slots: u64,
+        read_cache_slots: u64,
+        policy: CachePolicy,
+        units: u32,
+    ) -> DataCache {
         DataCache {
             entries: Vec::new(),
             free: Vec::new(),
             index: HashMap::default(),
-            lists: [List::new(); 3],
+            lists: vec![List::new(); L_GC0 + units as usize],
+            gc_total: 0,
             policy,
             wb_capacity: write_buffer_slots,
             rc_capacity: read_cache_slots,
@@ -142,7 +151,7 @@ impl DataCache {
     fn list_of(s: State) -> Option<usize> {
         match s {
             State::DirtyHost => Some(L_HOST),
-            State::DirtyGc => Some(L_GC),
+            State::DirtyGc(u) => Some(L_GC0 + u as usize),
             State::Clean => Some(L_CLEAN),
             State::Flushing(..) => None,
         }
@@ -231,7 +240,10 @@ impl DataCache {
                             self.push_tail(i, L_HOST);
                         }
                     }
-                    State::DirtyGc | State::Clean => {
+                    State::DirtyGc(_) | State::Clean => {
+                        if matches!(s, State::DirtyGc(_)) {
+                            self.gc_total -= 1;
+                        }
                         self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
                         self.entries[i as usize].state = State::DirtyHost;
                         self.push_tail(i, L_HOST);
@@ -257,43 +269,67 @@ impl DataCache {
         }
     }
 
-    /// Insert GC relocation data for `lpn` (only when no newer version is buffered).
-    pub fn insert_gc(&mut self, lpn: u32) {
+    /// Insert GC relocation data for `lpn`, to be programmed into `unit`
+    /// (only when no newer version is buffered).
+    pub fn insert_gc(&mut self, lpn: u32, unit: u32) {
+        let l = L_GC0 + unit as usize;
         if let Some(&i) = self.index.get(&lpn) {
             // A clean read-cache copy of the same version: promote it.
             if self.entries[i as usize].state == State::Clean {
                 self.unlink(i, L_CLEAN);
-                self.entries[i as usize].state = State::DirtyGc;
-                self.push_tail(i, L_GC);
+                self.entries[i as usize].state = State::DirtyGc(unit);
+                self.push_tail(i, l);
+                self.gc_total += 1;
             }
             return;
         }
-        let i = self.alloc(lpn, State::DirtyGc);
-        self.push_tail(i, L_GC);
+        let i = self.alloc(lpn, State::DirtyGc(unit));
+        self.push_tail(i, l);
+        self.gc_total += 1;
     }
 
-    /// Dirty slots waiting to be programmed (host, GC).
-    pub fn dirty(&self) -> (u32, u32) {
-        (self.lists[L_HOST].len, self.lists[L_GC].len)
+    /// Dirty host slots waiting to be programmed.
+    pub fn dirty_host(&self) -> u32 {
+        self.lists[L_HOST].len
     }
 
-    /// Take up to `n` dirty entries (GC data first, then oldest host data) for
-    /// program `prog`; appends their LPNs to `out`. Returns whether any host data was taken.
-    pub fn take_for_program(&mut self, n: usize, prog: u32, out: &mut Vec<u32>) -> bool {
-        let mut host = false;
-        for l in [L_GC, L_HOST] {
+    /// GC slots of `unit` waiting to be programmed.
+    pub fn dirty_gc(&self, unit: u32) -> u32 {
+        self.lists[L_GC0 + unit as usize].len
+    }
+
+    /// GC slots of all units waiting to be programmed.
+    pub fn dirty_gc_total(&self) -> u32 {
+        self.gc_total
+    }
+
+    /// Take up to `n` dirty entries for program `prog` on `unit`: that unit's
+    /// GC data first, then (if `host`) the oldest host data; appends their
+    /// LPNs to `out`.
+    pub fn take_for_program(
+        &mut self,
+        unit: u32,
+        n: usize,
+        host: bool,
+        prog: u32,
+        out: &mut Vec<u32>,
+    ) {
+        let gl = L_GC0 + unit as usize;
+        let lists: &[usize] = if host { &[gl, L_HOST] } else { &[gl] };
+        for &l in lists {
             while out.len() < n {
                 let i = self.lists[l].head;
                 if i == NIL {
                     break;
                 }
                 self.unlink(i, l);
+                if l != L_HOST {
+                    self.gc_total -= 1;
+                }
                 self.entries[i as usize].state = State::Flushing(prog, l == L_HOST);
-                host |= l == L_HOST;
                 out.push(self.entries[i as usize].lpn);
             }
         }
-        host
     }
 
     /// Program `prog` holding `lpn` finished. Returns true if the entry was
@@ -357,6 +393,9 @@ impl DataCache {
                 if s == State::DirtyHost {
                     self.host_used -= 1;
                 }
+                if matches!(s, State::DirtyGc(_)) {
+                    self.gc_total -= 1;
+                }
                 self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
                 self.release(i);
             }
@@ -380,7 +419,7 @@ mod tests {
 
     #[test]
     fn write_buffer_space_and_program_cycle() {
-        let mut c = DataCache::new(4, 0, CachePolicy::Lru);
+        let mut c = DataCache::new(4, 0, CachePolicy::Lru, 1);
         assert!(c.reserve(3));
         assert!(!c.reserve(2));
         for l in [10, 11, 10] {
@@ -389,21 +428,21 @@ mod tests {
         // 10 overwritten in place: 2 slots used, reservation consumed.
         assert_eq!(c.space(), 2);
         let mut out = Vec::new();
-        assert!(c.take_for_program(8, 1, &mut out));
+        c.take_for_program(0, 8, true, 1, &mut out);
         assert_eq!(out, vec![11, 10]);
         // overwrite 11 while it is being programmed: it becomes dirty again
         assert!(c.reserve(1));
         c.insert_host(11);
         assert!(!c.program_done(11, 1));
         assert!(c.program_done(10, 1));
-        assert_eq!(c.dirty(), (1, 0));
+        assert_eq!((c.dirty_host(), c.dirty_gc_total()), (1, 0));
         assert!(c.read_lookup(11));
         assert!(!c.read_lookup(10));
     }
 
     #[test]
     fn read_cache_is_lru() {
-        let mut c = DataCache::new(0, 2, CachePolicy::Lru);
+        let mut c = DataCache::new(0, 2, CachePolicy::Lru, 1);
         c.insert_clean(1);
         c.insert_clean(2);
         assert!(c.read_lookup(1));
@@ -415,12 +454,21 @@ mod tests {
 
     #[test]
     fn gc_data_is_programmed_first() {
-        let mut c = DataCache::new(8, 0, CachePolicy::Fifo);
+        let mut c = DataCache::new(8, 0, CachePolicy::Fifo, 2);
         c.reserve(1);
         c.insert_host(5);
-        c.insert_gc(9);
+        c.insert_gc(9, 1);
+        c.insert_gc(8, 0);
         let mut out = Vec::new();
-        c.take_for_program(1, 7, &mut out);
+        c.take_for_program(1, 1, true, 7, &mut out);
         assert_eq!(out, vec![9]);
+        out.clear();
+        c.take_for_program(1, 2, false, 7, &mut out);
+        assert!(
+            out.is_empty(),
+            "GC data of unit 0 never goes to unit 1; host data not asked for"
+        );
+        c.take_for_program(0, 2, true, 7, &mut out);
+        assert_eq!(out, vec![8, 5]);
     }
 }

@@ -1056,7 +1056,7 @@ impl DeviceFile {
         if t_prog.len() != bits {
             c.push("nand.t_prog", format!("{} cells have {bits} page types, so {bits} program latencies are needed; {} given", nf.cell, t_prog.len()));
         }
-        if t_read.iter().any(|t| *t == Time::ZERO) && t_read.len() == bits {
+        if t_read.contains(&Time::ZERO) && t_read.len() == bits {
             c.push("nand.t_read", "read latency must be positive");
         }
         let t_prog_one_shot = nf
@@ -1073,7 +1073,7 @@ impl DeviceFile {
             if t_prog_one_shot.is_none() {
                 c.push("nand.t_prog_one_shot", "required when one_shot_program = true (latency of programming a whole word line)");
             }
-            if nf.pages_per_block % cell.bits() != 0 {
+            if !nf.pages_per_block.is_multiple_of(cell.bits()) {
                 c.push(
                     "nand.pages_per_block",
                     format!(
@@ -1161,7 +1161,7 @@ impl DeviceFile {
                 format!("{mapping_unit} must be a power of two of at least 512B"),
             );
         }
-        if page_size.0 != 0 && mapping_unit.0 != 0 && (page_size.0 % mapping_unit.0 != 0) {
+        if page_size.0 != 0 && mapping_unit.0 != 0 && !page_size.0.is_multiple_of(mapping_unit.0) {
             c.push(
                 "ftl.mapping_unit",
                 format!("{mapping_unit} must divide the page size {page_size}"),
@@ -1355,7 +1355,7 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     if buf < unit_bytes {
         c.push("cache.write_buffer", format!("{} is smaller than one program unit ({}: planes × pages per word line × page size); the buffer must hold at least one", d.cache.write_buffer, Bytes(unit_bytes)));
     }
-    if d.cache.write_buffer.0 % f.mapping_unit.0 != 0 {
+    if !d.cache.write_buffer.0.is_multiple_of(f.mapping_unit.0) {
         c.push(
             "cache.write_buffer",
             "must be a multiple of ftl.mapping_unit",

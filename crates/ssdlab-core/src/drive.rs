@@ -366,6 +366,7 @@ impl Drive {
                 wb_slots,
                 dev.cache.read_cache.0 / unit_bytes,
                 dev.cache.policy,
+                geo.units,
             ),
             flash: FlashScheduler::new(&dev.nand, &dev.flash),
             gc: (0..geo.units).map(|_| None).collect(),
@@ -529,7 +530,7 @@ impl Drive {
         if h.done {
             return;
         }
-        let Some(io) = h.gen.next(at) else {
+        let Some(io) = h.gen.next_io(at) else {
             h.done = true;
             return;
         };
@@ -571,7 +572,9 @@ impl Drive {
                 }
                 return;
             }
-            let Some(cmd) = self.ctl.next() else { return };
+            let Some(cmd) = self.ctl.arbitrate() else {
+                return;
+            };
             let t = self.fw.fetch(now);
             let arrive = self.link.device_read(t, SQE_BYTES);
             self.q.at(arrive, Event::Fetched { cmd });
@@ -723,60 +726,77 @@ impl Drive {
         }
     }
 
+    /// Program full program units from the DRAM buffer: GC relocation data
+    /// back into its own unit first, then host data to the next unit in
+    /// striping order whose die has room in its program queue.
     fn try_flush(&mut self, now: Time) {
-        let spp = self.geo.slots_per_program as usize;
-        loop {
-            let (h, g) = self.cache.dirty();
-            if (h + g) as usize >= spp {
-                let host_needed = (g as usize) < spp;
-                let n = self.ftl.stripe().len();
-                let mut chosen = None;
-                for i in 0..n {
-                    let pos = (*self.ftl.stripe_cursor() + i) % n;
-                    let u = self.ftl.stripe()[pos];
-                    let die = self.geo.die_of_unit(u);
-                    if self.flash.die_load(die, OpKind::Write) < PROGRAMS_PER_DIE
-                        && self.ftl.can_allocate(u, host_needed)
-                    {
-                        chosen = Some((pos, u));
-                        break;
-                    }
+        let spp = self.geo.slots_per_program;
+        if self.cache.dirty_gc_total() >= spp {
+            for u in 0..self.geo.units {
+                while self.cache.dirty_gc(u) >= spp
+                    && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
+                        < PROGRAMS_PER_DIE
+                    && self.ftl.can_allocate(u, false)
+                {
+                    self.program(now, u, false);
                 }
-                let Some((pos, u)) = chosen else { return };
-                *self.ftl.stripe_cursor() = (pos + 1) % n;
-                let Some(first) = self.ftl.allocate_program(u) else {
-                    return;
-                };
-                let pid = match self.free_progs.pop() {
-                    Some(p) => p,
-                    None => {
-                        self.progs.push(Vec::with_capacity(spp));
-                        (self.progs.len() - 1) as u32
-                    }
-                };
-                let mut lpns = std::mem::take(&mut self.progs[pid as usize]);
-                lpns.clear();
-                self.cache.take_for_program(spp, pid, &mut lpns);
-                for (i, &l) in lpns.iter().enumerate() {
-                    self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
-                }
-                self.progs[pid as usize] = lpns;
-                let a = self.geo.decode(first);
-                let t = Txn {
-                    kind: OpKind::Write,
-                    die: self.geo.die_of_unit(u),
-                    t_array: self.timings.program(self.geo.page_type(a.page)),
-                    bytes: spp as u64 * self.unit_bytes,
-                    owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
-                };
-                let q = &mut self.q;
-                self.flash
-                    .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
-                self.maybe_gc(now, u, 0);
-            } else {
-                return;
             }
         }
+        while self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp
+            && self.cache.dirty_host() > 0
+        {
+            let n = self.ftl.stripe().len();
+            let mut chosen = None;
+            for i in 0..n {
+                let pos = (*self.ftl.stripe_cursor() + i) % n;
+                let u = self.ftl.stripe()[pos];
+                if self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp
+                    && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
+                        < PROGRAMS_PER_DIE
+                    && self.ftl.can_allocate(u, true)
+                {
+                    chosen = Some((pos, u));
+                    break;
+                }
+            }
+            let Some((pos, u)) = chosen else { return };
+            *self.ftl.stripe_cursor() = (pos + 1) % n;
+            self.program(now, u, true);
+        }
+    }
+
+    /// Allocate one program unit on `u` and issue its program transaction.
+    fn program(&mut self, now: Time, u: u32, host: bool) {
+        let spp = self.geo.slots_per_program as usize;
+        let Some(first) = self.ftl.allocate_program(u) else {
+            return;
+        };
+        let pid = match self.free_progs.pop() {
+            Some(p) => p,
+            None => {
+                self.progs.push(Vec::with_capacity(spp));
+                (self.progs.len() - 1) as u32
+            }
+        };
+        let mut lpns = std::mem::take(&mut self.progs[pid as usize]);
+        lpns.clear();
+        self.cache.take_for_program(u, spp, host, pid, &mut lpns);
+        for (i, &l) in lpns.iter().enumerate() {
+            self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
+        }
+        self.progs[pid as usize] = lpns;
+        let a = self.geo.decode(first);
+        let t = Txn {
+            kind: OpKind::Write,
+            die: self.geo.die_of_unit(u),
+            t_array: self.timings.program(self.geo.page_type(a.page)),
+            bytes: spp as u64 * self.unit_bytes,
+            owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
+        };
+        let q = &mut self.q;
+        self.flash
+            .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
+        self.maybe_gc(now, u, 0);
     }
 
     fn maybe_gc(&mut self, now: Time, unit: u32, margin: u32) {
@@ -799,13 +819,13 @@ impl Drive {
 
     fn gc_issue(&mut self, now: Time, unit: u32) {
         let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
-        let staging_limit = 2 * self.geo.slots_per_program * self.geo.units;
+        let staging_limit = 4 * self.geo.slots_per_program;
         let Some(job) = self.gc[unit as usize].as_mut() else {
             return;
         };
         while job.inflight < GC_READS_INFLIGHT
             && job.next < job.slots.len()
-            && self.cache.dirty().1 < staging_limit
+            && self.cache.dirty_gc(unit) < staging_limit
         {
             let start = job.next;
             let key = job.slots[start].0 .0 / ppg;
@@ -862,7 +882,7 @@ impl Drive {
                     for i in start..start + n {
                         let (p, l) = job.slots[i];
                         if self.ftl.relocate_to_buffer(p, l) {
-                            self.cache.insert_gc(l.0);
+                            self.cache.insert_gc(l.0, unit);
                         }
                     }
                     job.inflight -= 1;

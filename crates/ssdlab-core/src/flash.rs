@@ -278,7 +278,7 @@ impl FlashScheduler {
                         continue;
                     }
                     if let Some(r) = (0..3).find(|&r| !dd.queues[r].is_empty()) {
-                        if best.map_or(true, |(br, _)| r < br) {
+                        if best.is_none_or(|(br, _)| r < br) {
                             best = Some((r, d));
                         }
                     }

@@ -95,6 +95,8 @@ pub struct Ftl {
     stripe_pos: usize,
     seq: u64,
     rng: Xoshiro256PlusPlus,
+    /// Functional path: relocated or written LPNs per unit not yet filling a program unit.
+    leftover: Vec<Vec<Lpn>>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -120,6 +122,7 @@ impl Ftl {
             units,
             stripe,
             stripe_pos: 0,
+            leftover: vec![Vec::new(); geo.units as usize],
             seq: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6674_6c5f_7263),
             stats: FtlStats::default(),
@@ -278,7 +281,7 @@ impl Ftl {
                 for b in lo..hi {
                     if self.state[b] == BlockState::Closed {
                         let v = self.valid[b];
-                        if best.map_or(true, |(bv, _)| v < bv) {
+                        if best.is_none_or(|(bv, _)| v < bv) {
                             best = Some((v, b));
                             if v == 0 {
                                 break;
@@ -300,7 +303,7 @@ impl Ftl {
                         } else {
                             (1.0 - u) * age / (2.0 * u)
                         };
-                        if best.map_or(true, |(bs, _)| score > bs) {
+                        if best.is_none_or(|(bs, _)| score > bs) {
                             best = Some((score, b));
                         }
                     }
@@ -311,7 +314,7 @@ impl Ftl {
                 let mut best: Option<(u64, usize)> = None;
                 for b in lo..hi {
                     if self.state[b] == BlockState::Closed
-                        && best.map_or(true, |(s, _)| self.close_seq[b] < s)
+                        && best.is_none_or(|(s, _)| self.close_seq[b] < s)
                     {
                         best = Some((self.close_seq[b], b));
                     }
@@ -337,7 +340,7 @@ impl Ftl {
                             .filter(|&b| self.state[b] == BlockState::Closed)
                             .nth(k as usize);
                         if let Some(b) = b {
-                            if best.map_or(true, |(v, _)| self.valid[b] < v) {
+                            if best.is_none_or(|(v, _)| self.valid[b] < v) {
                                 best = Some((self.valid[b], b));
                             }
                         }
@@ -477,33 +480,60 @@ impl Ftl {
                 pending.push(lpn);
             }
         }
-        // `relocate_to_buffer` counted them as GC moves; program them back into the unit.
-        self.program_functional(unit, &pending);
         self.erase(victim);
+        self.program_functional(unit, &pending);
         true
     }
 
+    /// Program `lpns` (latest versions in the buffer) into `unit`, in whole
+    /// program units; a remainder waits for the next batch on that unit.
     fn program_functional(&mut self, unit: u32, lpns: &[Lpn]) {
         let spp = self.geo.slots_per_program as usize;
-        for chunk in lpns.chunks(spp) {
+        let mut pending = std::mem::take(&mut self.leftover[unit as usize]);
+        pending.extend_from_slice(lpns);
+        let full = pending.len() / spp * spp;
+        for chunk in pending[..full].chunks(spp) {
             let Some(first) = self.allocate_program(unit) else {
-                // Cannot happen while the GC reserve holds; keep data in the buffer state.
+                // Cannot happen while the GC reserve holds; keep the rest buffered.
+                self.leftover[unit as usize] = pending;
                 return;
             };
             for (i, &l) in chunk.iter().enumerate() {
                 self.commit(l, Ppa(first.0 + i as u32));
             }
         }
+        pending.drain(..full);
+        self.leftover[unit as usize] = pending;
+    }
+
+    /// Program every unit's remainder (padding the last program unit).
+    fn flush_leftovers(&mut self) {
+        for u in 0..self.geo.units {
+            let rest = std::mem::take(&mut self.leftover[u as usize]);
+            if rest.is_empty() {
+                continue;
+            }
+            if let Some(first) = self.allocate_program(u) {
+                for (i, &l) in rest.iter().enumerate() {
+                    if self.l2p[l.0 as usize] == IN_BUFFER {
+                        self.commit(l, Ppa(first.0 + i as u32));
+                    }
+                }
+            }
+        }
     }
 
     /// Write a batch of one program unit of LPNs (functional), with inline GC.
+    /// GC runs while the unit's free blocks are at or below the hard
+    /// threshold: the equilibrium of a drive saturated by writes, where host
+    /// writes stall there and GC sets the pace.
     fn write_batch_functional(&mut self, lpns: &[Lpn]) {
         for &l in lpns {
             self.write_to_buffer(l);
         }
         let unit = self.next_unit_functional();
         let mut guard = 0;
-        while self.needs_gc(unit, 0) && guard < 64 {
+        while self.free_blocks(unit) <= self.cfg.gc_hard_threshold && guard < 64 {
             if !self.gc_functional(unit) {
                 break;
             }
@@ -527,6 +557,7 @@ impl Ftl {
         if !batch.is_empty() {
             self.write_batch_functional(&batch);
         }
+        self.flush_leftovers();
     }
 
     /// Precondition to steady state: fill, then uniformly random overwrites
@@ -572,6 +603,7 @@ impl Ftl {
         if !batch.is_empty() {
             self.write_batch_functional(&batch);
         }
+        self.flush_leftovers();
         (written as f64 / n as f64, last_waf)
     }
 

@@ -81,7 +81,7 @@ impl Controller {
     }
 
     /// Pick the next command to fetch, per the arbitration policy.
-    pub fn next(&mut self) -> Option<u32> {
+    pub fn arbitrate(&mut self) -> Option<u32> {
         let n = self.sqs.len();
         if n == 0 {
             return None;
@@ -164,7 +164,7 @@ mod tests {
             c.place(q, cmd);
             c.doorbell(q);
         }
-        let order: Vec<u32> = std::iter::from_fn(|| c.next()).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| c.arbitrate()).collect();
         assert_eq!(order, vec![10, 20, 0, 11, 1]);
     }
 
@@ -177,7 +177,7 @@ mod tests {
             c.place(1, 100 + i);
             c.doorbell(1);
         }
-        let first: Vec<u32> = (0..10).filter_map(|_| c.next()).collect();
+        let first: Vec<u32> = (0..10).filter_map(|_| c.arbitrate()).collect();
         let low = first.iter().filter(|&&x| x >= 100).count();
         assert_eq!(low, 2, "{first:?}");
     }

@@ -90,13 +90,13 @@ impl fmt::Display for Time {
         let ps = self.0;
         if ps == 0 {
             write!(f, "0ns")
-        } else if ps % 1_000_000_000_000 == 0 {
+        } else if ps.is_multiple_of(1_000_000_000_000) {
             write!(f, "{}s", ps / 1_000_000_000_000)
-        } else if ps % 1_000_000_000 == 0 {
+        } else if ps.is_multiple_of(1_000_000_000) {
             write!(f, "{}ms", ps / 1_000_000_000)
-        } else if ps % 1_000_000 == 0 {
+        } else if ps.is_multiple_of(1_000_000) {
             write!(f, "{}us", ps / 1_000_000)
-        } else if ps % 1_000 == 0 {
+        } else if ps.is_multiple_of(1_000) {
             write!(f, "{}ns", ps / 1_000)
         } else {
             write!(f, "{}ps", ps)
@@ -145,11 +145,11 @@ impl fmt::Display for Bytes {
             (1 << 10, "KiB"),
         ];
         for (m, u) in UNITS {
-            if b >= m && b % m == 0 {
+            if b >= m && b.is_multiple_of(m) {
                 return write!(f, "{}{}", b / m, u);
             }
         }
-        if b >= 1_000_000_000 && b % 1_000_000_000 == 0 {
+        if b >= 1_000_000_000 && b.is_multiple_of(1_000_000_000) {
             return write!(f, "{}GB", b / 1_000_000_000);
         }
         write!(f, "{}B", b)

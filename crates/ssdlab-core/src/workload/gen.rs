@@ -110,10 +110,10 @@ impl JobGen {
             option: Some(opt.to_string()),
             message: format!("job '{}': {msg}", job.name),
         };
-        if job.bs % unit != 0 {
+        if !job.bs.is_multiple_of(unit) {
             return Err(err("bs", format!("block size {} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", job.bs)));
         }
-        if job.offset % unit != 0 {
+        if !job.offset.is_multiple_of(unit) {
             return Err(err(
                 "offset",
                 format!(
@@ -196,7 +196,7 @@ impl JobGen {
 
     /// Next I/O at simulated time `now`, or None when the job is done.
     #[inline]
-    pub fn next(&mut self, now: Time) -> Option<Io> {
+    pub fn next_io(&mut self, now: Time) -> Option<Io> {
         if let Some(l) = self.ios_limit {
             if self.issued >= l {
                 return None;
@@ -276,7 +276,7 @@ mod tests {
         };
         let mut g = JobGen::new(&job, 0, 1, 10_000, 4096, "t").unwrap();
         let mut seen = std::collections::HashSet::new();
-        while let Some(io) = g.next(Time::ZERO) {
+        while let Some(io) = g.next_io(Time::ZERO) {
             assert_eq!(io.nlpn, 2);
             assert!(seen.insert(io.lpn));
         }
@@ -295,7 +295,7 @@ mod tests {
         };
         let mut g = JobGen::new(&job, 0, 1, 1 << 20, 4096, "t").unwrap();
         let mut reads = 0;
-        while let Some(io) = g.next(Time::ZERO) {
+        while let Some(io) = g.next_io(Time::ZERO) {
             reads += (!io.write) as u32;
         }
         assert!((69_000..71_000).contains(&reads), "{reads}");
