@@ -2,10 +2,16 @@
 //! into program units) and an optional read cache, with LRU or FIFO
 //! replacement. Capacities are in mapping units.
 //!
-//! Entries are slab-allocated and threaded on intrusive doubly-linked lists
-//! (dirty host data, dirty GC data, clean read-cache data); an LPN index
-//! finds them. Write-buffer space counts host data that is dirty or being
-//! programmed; GC relocation data is bounded by the GC throttle instead.
+//! Host entries are slab-allocated and threaded on intrusive doubly-linked
+//! lists (dirty host data, clean read-cache data); an LPN index finds them.
+//! Write-buffer space counts host data that is dirty or being programmed.
+//!
+//! GC relocation data is staged per parallel unit in plain FIFOs without an
+//! index entry (the FTL's L2P marks those LPNs as "in buffer", which is how a
+//! read finds them). An entry is still the latest version when it is
+//! programmed only if the L2P still says "in buffer" and no newer host write
+//! is buffered; stale entries are dropped then. GC data is bounded by the GC
+//! read throttle, not by the write-buffer size.
 
 use crate::config::CachePolicy;
 use std::collections::HashMap;
@@ -33,8 +39,6 @@ const NIL: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     DirtyHost,
-    /// GC relocation data, to be programmed back into this parallel unit.
-    DirtyGc(u32),
     /// Being programmed by program id.
     Flushing(u32, bool),
     Clean,
@@ -67,8 +71,6 @@ impl List {
 
 const L_HOST: usize = 0;
 const L_CLEAN: usize = 1;
-/// GC list of unit `u` is `L_GC0 + u`.
-const L_GC0: usize = 2;
 
 /// Counters.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +88,8 @@ pub struct DataCache {
     entries: Vec<Entry>,
     free: Vec<u32>,
     index: HashMap<u32, u32, BuildHasherDefault<LpnHasher>>,
-    lists: Vec<List>,
+    lists: [List; 2],
+    gc_stage: Vec<std::collections::VecDeque<u32>>,
     gc_total: u32,
     policy: CachePolicy,
     wb_capacity: u64,
@@ -109,7 +112,8 @@ impl DataCache {
             entries: Vec::new(),
             free: Vec::new(),
             index: HashMap::default(),
-            lists: vec![List::new(); L_GC0 + units as usize],
+            lists: [List::new(); 2],
+            gc_stage: vec![std::collections::VecDeque::new(); units as usize],
             gc_total: 0,
             policy,
             wb_capacity: write_buffer_slots,
@@ -151,7 +155,6 @@ impl DataCache {
     fn list_of(s: State) -> Option<usize> {
         match s {
             State::DirtyHost => Some(L_HOST),
-            State::DirtyGc(u) => Some(L_GC0 + u as usize),
             State::Clean => Some(L_CLEAN),
             State::Flushing(..) => None,
         }
@@ -183,6 +186,10 @@ impl DataCache {
 
     /// Is `lpn`'s data in DRAM? Counts a read hit/miss and refreshes LRU.
     pub fn read_lookup(&mut self, lpn: u32) -> bool {
+        if self.index.is_empty() {
+            self.stats.read_misses += 1;
+            return false;
+        }
         match self.index.get(&lpn).copied() {
             Some(i) => {
                 self.stats.read_hits += 1;
@@ -240,11 +247,8 @@ impl DataCache {
                             self.push_tail(i, L_HOST);
                         }
                     }
-                    State::DirtyGc(_) | State::Clean => {
-                        if matches!(s, State::DirtyGc(_)) {
-                            self.gc_total -= 1;
-                        }
-                        self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
+                    State::Clean => {
+                        self.unlink(i, L_CLEAN);
                         self.entries[i as usize].state = State::DirtyHost;
                         self.push_tail(i, L_HOST);
                         self.host_used += 1;
@@ -269,67 +273,63 @@ impl DataCache {
         }
     }
 
-    /// Insert GC relocation data for `lpn`, to be programmed into `unit`
-    /// (only when no newer version is buffered).
+    /// Stage GC relocation data for `lpn`, to be programmed back into `unit`.
+    #[inline]
     pub fn insert_gc(&mut self, lpn: u32, unit: u32) {
-        let l = L_GC0 + unit as usize;
-        if let Some(&i) = self.index.get(&lpn) {
-            // A clean read-cache copy of the same version: promote it.
-            if self.entries[i as usize].state == State::Clean {
-                self.unlink(i, L_CLEAN);
-                self.entries[i as usize].state = State::DirtyGc(unit);
-                self.push_tail(i, l);
-                self.gc_total += 1;
-            }
-            return;
-        }
-        let i = self.alloc(lpn, State::DirtyGc(unit));
-        self.push_tail(i, l);
+        self.gc_stage[unit as usize].push_back(lpn);
         self.gc_total += 1;
     }
 
     /// Dirty host slots waiting to be programmed.
+    #[inline]
     pub fn dirty_host(&self) -> u32 {
         self.lists[L_HOST].len
     }
 
-    /// GC slots of `unit` waiting to be programmed.
+    /// GC slots staged for `unit` (an upper bound: some may have gone stale).
+    #[inline]
     pub fn dirty_gc(&self, unit: u32) -> u32 {
-        self.lists[L_GC0 + unit as usize].len
+        self.gc_stage[unit as usize].len() as u32
     }
 
-    /// GC slots of all units waiting to be programmed.
+    /// GC slots staged for all units.
+    #[inline]
     pub fn dirty_gc_total(&self) -> u32 {
         self.gc_total
     }
 
-    /// Take up to `n` dirty entries for program `prog` on `unit`: that unit's
-    /// GC data first, then (if `host`) the oldest host data; appends their
-    /// LPNs to `out`.
-    pub fn take_for_program(
-        &mut self,
-        unit: u32,
-        n: usize,
-        host: bool,
-        prog: u32,
-        out: &mut Vec<u32>,
-    ) {
-        let gl = L_GC0 + unit as usize;
-        let lists: &[usize] = if host { &[gl, L_HOST] } else { &[gl] };
-        for &l in lists {
+    /// Is a host version of `lpn` dirty in the buffer (not yet being programmed)?
+    #[inline]
+    fn has_dirty_host(&self, lpn: u32) -> bool {
+        !self.index.is_empty()
+            && self.index.get(&lpn).is_some_and(|&i| self.entries[i as usize].state == State::DirtyHost)
+    }
+
+    /// Take up to `n` entries for a program on `unit`: that unit's staged GC
+    /// data first (dropping entries that are no longer the latest version;
+    /// `in_buffer(lpn)` is the FTL's view), then, if `host`, the oldest host
+    /// data. Appends LPNs to `out` and returns how many came from GC.
+    pub fn take_for_program(&mut self, unit: u32, n: usize, host: bool, prog: u32, in_buffer: impl Fn(u32) -> bool, out: &mut Vec<u32>) -> usize {
+        while out.len() < n {
+            let Some(l) = self.gc_stage[unit as usize].pop_front() else { break };
+            self.gc_total -= 1;
+            if in_buffer(l) && !self.has_dirty_host(l) && !out.contains(&l) {
+                out.push(l);
+            }
+        }
+        let gc = out.len();
+        if host {
             while out.len() < n {
-                let i = self.lists[l].head;
+                let i = self.lists[L_HOST].head;
                 if i == NIL {
                     break;
                 }
-                self.unlink(i, l);
-                if l != L_HOST {
-                    self.gc_total -= 1;
-                }
-                self.entries[i as usize].state = State::Flushing(prog, l == L_HOST);
+                self.unlink(i, L_HOST);
+                self.entries[i as usize].state = State::Flushing(prog, true);
                 out.push(self.entries[i as usize].lpn);
             }
         }
+        gc
     }
 
     /// Program `prog` holding `lpn` finished. Returns true if the entry was
@@ -393,9 +393,6 @@ impl DataCache {
                 if s == State::DirtyHost {
                     self.host_used -= 1;
                 }
-                if matches!(s, State::DirtyGc(_)) {
-                    self.gc_total -= 1;
-                }
                 self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
                 self.release(i);
             }
@@ -428,7 +425,7 @@ mod tests {
         // 10 overwritten in place: 2 slots used, reservation consumed.
         assert_eq!(c.space(), 2);
         let mut out = Vec::new();
-        c.take_for_program(0, 8, true, 1, &mut out);
+        c.take_for_program(0, 8, true, 1, |_| true, &mut out);
         assert_eq!(out, vec![11, 10]);
         // overwrite 11 while it is being programmed: it becomes dirty again
         assert!(c.reserve(1));

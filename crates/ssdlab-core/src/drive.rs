@@ -15,7 +15,7 @@
 use crate::cache::DataCache;
 use crate::config::{logical_units, program_unit_bytes, Device, OpKind};
 use crate::engine::{EventQueue, FifoServer};
-use crate::firmware::Firmware;
+use crate::firmware::{Firmware, StageId};
 use crate::flash::{FlashEvent, FlashScheduler, Txn};
 use crate::ftl::{Ftl, FtlStats, Mapping};
 use crate::nand::{Geometry, Timings};
@@ -189,7 +189,9 @@ pub struct Drive {
     cmds: Vec<Cmd>,
     free_cmds: Vec<u32>,
     hosts: Vec<HostQueue>,
-    progs: Vec<Vec<u32>>,
+    active_hosts: usize,
+    /// Program id -> (LPNs programmed, how many of the first are GC data).
+    progs: Vec<(Vec<u32>, usize)>,
     free_progs: Vec<u32>,
     gc: Vec<Option<GcJob>>,
     wait_buffer: VecDeque<u32>,
@@ -216,6 +218,11 @@ pub struct Drive {
     pub seed: u64,
     /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
     pub precondition_info: (Precondition, f64, f64),
+}
+
+#[cold]
+fn unreachable_program(unit: u32) {
+    debug_assert!(false, "unit {unit}: allocation failed after can_allocate");
 }
 
 /// Estimated bytes of simulator state for a device (mapping tables and block metadata).
@@ -374,6 +381,7 @@ impl Drive {
             geo,
             cmds: Vec::with_capacity(1024),
             free_cmds: Vec::new(),
+            active_hosts: hosts.len(),
             hosts,
             progs: Vec::new(),
             free_progs: Vec::new(),
@@ -445,7 +453,7 @@ impl Drive {
             self.q.at(self.ramp_end, Event::RampEnd);
         }
         let mut tick: u32 = 0;
-        while self.outstanding > 0 || self.hosts.iter().any(|h| !h.done) {
+        while self.outstanding > 0 || self.active_hosts > 0 {
             let Some((now, ev)) = self.q.pop() else {
                 return Err(SimError::Stalled(format!(
                     "{} commands outstanding, {} waiting for write-buffer space, {} flash transactions in flight, no events pending",
@@ -532,8 +540,10 @@ impl Drive {
         }
         let Some(io) = h.gen.next_io(at) else {
             h.done = true;
+            self.active_hosts -= 1;
             return;
         };
+        self.ftl.prefetch(Lpn(io.lpn));
         let (_, ready) = h.cpu.reserve(at, self.dev.host.submit_overhead);
         h.outstanding += 1;
         let measured = at >= h.gen.ramp_end;
@@ -557,9 +567,16 @@ impl Drive {
             }
         };
         self.outstanding += 1;
-        self.ctl.place(q, id);
         let arrive = self.link.host_write(ready, DOORBELL_BYTES) + self.dev.nvme.doorbell_latency;
-        self.q.at(arrive.max(self.q.now()), Event::Doorbell { q });
+        if self.fw.stages[StageId::Fetch as usize].service() == Time::ZERO {
+            // A zero-cost fetch stage never queues: arbitration cannot reorder
+            // anything, so the SQE fetch is issued when the doorbell arrives.
+            let fetched = self.link.device_read(arrive, SQE_BYTES);
+            self.q.at(fetched.max(self.q.now()), Event::Fetched { cmd: id });
+        } else {
+            self.ctl.place(q, id);
+            self.q.at(arrive.max(self.q.now()), Event::Doorbell { q });
+        }
     }
 
     fn try_fetch(&mut self, now: Time) {
@@ -681,6 +698,9 @@ impl Drive {
         self.complete(now, cmd);
     }
 
+    /// Completion stage, CQE post and interrupt for a command whose data is
+    /// done at `now` (which may be later than the current event time when a
+    /// read's last DMA was just reserved on the link).
     fn complete(&mut self, now: Time, cmd: u32) {
         let t = self.fw.complete(now);
         let mut at = self.link.device_write(t, CQE_BYTES);
@@ -768,23 +788,34 @@ impl Drive {
     /// Allocate one program unit on `u` and issue its program transaction.
     fn program(&mut self, now: Time, u: u32, host: bool) {
         let spp = self.geo.slots_per_program as usize;
-        let Some(first) = self.ftl.allocate_program(u) else {
-            return;
-        };
         let pid = match self.free_progs.pop() {
             Some(p) => p,
             None => {
-                self.progs.push(Vec::with_capacity(spp));
+                self.progs.push((Vec::with_capacity(spp), 0));
                 (self.progs.len() - 1) as u32
             }
         };
-        let mut lpns = std::mem::take(&mut self.progs[pid as usize]);
+        let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
         lpns.clear();
-        self.cache.take_for_program(u, spp, host, pid, &mut lpns);
+        let ftl = &self.ftl;
+        let gc = self.cache.take_for_program(u, spp, host, pid, |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer, &mut lpns);
+        if lpns.is_empty() {
+            // Every staged GC entry had gone stale.
+            self.progs[pid as usize] = (lpns, 0);
+            self.free_progs.push(pid);
+            return;
+        }
+        let Some(first) = self.ftl.allocate_program(u) else {
+            unreachable_program(u);
+            return;
+        };
+        for &l in &lpns {
+            self.ftl.prefetch(Lpn(l));
+        }
         for (i, &l) in lpns.iter().enumerate() {
             self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
         }
-        self.progs[pid as usize] = lpns;
+        self.progs[pid as usize] = (lpns, gc);
         let a = self.geo.decode(first);
         let t = Txn {
             kind: OpKind::Write,
@@ -872,13 +903,19 @@ impl Drive {
                 let cmd = (owner & 0xffff_ffff) as u32;
                 let n = (owner >> 32) & 0xff_ffff;
                 let arrive = self.link.device_write(now, n * self.unit_bytes);
-                self.q.at(arrive, Event::ReadDma { cmd });
+                // The link is FIFO per direction: the DMA reserved last arrives
+                // last, so the command completes when this one arrives if it is
+                // the command's last outstanding part.
+                self.part_done(arrive, cmd);
             }
             TAG_GCREAD => {
                 let unit = ((owner >> 32) & 0xff_ffff) as u32;
                 let start = ((owner >> 16) & 0xffff) as usize;
                 let n = (owner & 0xffff) as usize;
                 if let Some(job) = self.gc[unit as usize].as_mut() {
+                    for &(_, l) in &job.slots[start..start + n] {
+                        self.ftl.prefetch(l);
+                    }
                     for i in start..start + n {
                         let (p, l) = job.slots[i];
                         if self.ftl.relocate_to_buffer(p, l) {
@@ -900,11 +937,11 @@ impl Drive {
             }
             TAG_PROG => {
                 let pid = (owner & 0xffff_ffff) as u32;
-                let lpns = std::mem::take(&mut self.progs[pid as usize]);
-                for &l in &lpns {
+                let (lpns, gc) = std::mem::take(&mut self.progs[pid as usize]);
+                for &l in &lpns[gc..] {
                     self.cache.program_done(l, pid);
                 }
-                self.progs[pid as usize] = lpns;
+                self.progs[pid as usize] = (lpns, gc);
                 self.free_progs.push(pid);
                 while let Some(&c) = self.wait_buffer.front() {
                     if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {

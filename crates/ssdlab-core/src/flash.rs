@@ -89,6 +89,8 @@ struct Die {
     gen: u32,
     suspended: Option<(u32, Time)>,
     busy: Time,
+    /// Transactions per kind (read, write, erase) queued, running or suspended.
+    load: [u32; 3],
 }
 
 /// A channel bus with priority arbitration: command cycles (short, they
@@ -175,6 +177,7 @@ impl FlashScheduler {
                     gen: 0,
                     suspended: None,
                     busy: Time::ZERO,
+                    load: [0; 3],
                 })
                 .collect(),
             channels: (0..n.channels)
@@ -204,20 +207,10 @@ impl FlashScheduler {
         self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len()
     }
 
-    /// Is the die doing anything or has anything queued?
+    /// Transactions of `kind` on a die that are queued, running or suspended.
+    #[inline]
     pub fn die_load(&self, die: u32, kind: OpKind) -> usize {
-        let d = &self.dies[die as usize];
-        let running = d
-            .array
-            .map_or(0, |(t, _)| (self.txns[t as usize].kind == kind) as usize)
-            + d.xfers
-                .iter()
-                .filter(|&&t| self.txns[t as usize].kind == kind)
-                .count();
-        let susp = d
-            .suspended
-            .map_or(0, |(t, _)| (self.txns[t as usize].kind == kind) as usize);
-        d.queues[self.rank[kind_idx(kind)]].len() + running + susp
+        self.dies[die as usize].load[kind_idx(kind)] as usize
     }
 
     /// Submit a transaction; `sched` receives (time, event) pairs to schedule.
@@ -231,6 +224,7 @@ impl FlashScheduler {
         };
         let die = t.die as usize;
         self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(id);
+        self.dies[die].load[kind_idx(t.kind)] += 1;
         if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
             self.try_suspend(now, t.die, sched);
         }
@@ -541,6 +535,7 @@ impl FlashScheduler {
         sched: &mut impl FnMut(Time, FlashEvent),
     ) {
         let t = self.txns[tid as usize];
+        self.dies[die as usize].load[kind_idx(t.kind)] -= 1;
         match t.kind {
             OpKind::Read => self.stats.reads += 1,
             OpKind::Write => self.stats.programs += 1,

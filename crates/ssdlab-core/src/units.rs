@@ -170,7 +170,10 @@ impl Bandwidth {
         if bytes == 0 {
             return Time::ZERO;
         }
-        Time((bytes as f64 * 1e12 / self.0).ceil() as u64)
+        // Manual ceil: f64::ceil is a libm call without SSE4.1, and this is on the hot path.
+        let v = bytes as f64 * 1e12 / self.0;
+        let t = v as u64;
+        Time(if (t as f64) < v { t + 1 } else { t })
     }
 }
 
