@@ -302,16 +302,29 @@ impl DataCache {
     #[inline]
     fn has_dirty_host(&self, lpn: u32) -> bool {
         !self.index.is_empty()
-            && self.index.get(&lpn).is_some_and(|&i| self.entries[i as usize].state == State::DirtyHost)
+            && self
+                .index
+                .get(&lpn)
+                .is_some_and(|&i| self.entries[i as usize].state == State::DirtyHost)
     }
 
     /// Take up to `n` entries for a program on `unit`: that unit's staged GC
     /// data first (dropping entries that are no longer the latest version;
     /// `in_buffer(lpn)` is the FTL's view), then, if `host`, the oldest host
     /// data. Appends LPNs to `out` and returns how many came from GC.
-    pub fn take_for_program(&mut self, unit: u32, n: usize, host: bool, prog: u32, in_buffer: impl Fn(u32) -> bool, out: &mut Vec<u32>) -> usize {
+    pub fn take_for_program(
+        &mut self,
+        unit: u32,
+        n: usize,
+        host: bool,
+        prog: u32,
+        in_buffer: impl Fn(u32) -> bool,
+        out: &mut Vec<u32>,
+    ) -> usize {
         while out.len() < n {
-            let Some(l) = self.gc_stage[unit as usize].pop_front() else { break };
+            let Some(l) = self.gc_stage[unit as usize].pop_front() else {
+                break;
+            };
             self.gc_total -= 1;
             if in_buffer(l) && !self.has_dirty_host(l) && !out.contains(&l) {
                 out.push(l);
@@ -397,6 +410,11 @@ impl DataCache {
                 self.release(i);
             }
         }
+    }
+
+    /// Does the DRAM hold `lpn` (indexed entry or staged GC data)? O(staged GC data); for checks.
+    pub fn holds(&self, lpn: u32) -> bool {
+        self.index.contains_key(&lpn) || self.gc_stage.iter().any(|q| q.contains(&lpn))
     }
 
     /// Entries held (all states).

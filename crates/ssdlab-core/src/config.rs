@@ -269,7 +269,7 @@ impl Default for DramFile {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheFile {
-    /// Write buffer capacity (0 = write-through to flash).
+    /// Write buffer capacity (at least one program unit).
     #[serde(default = "d_wbuf")]
     pub write_buffer: String,
     /// Read cache capacity (0 = none).
@@ -1319,6 +1319,13 @@ fn check_geometry(d: &Device, c: &mut Collector) {
         );
     }
     let planes_per_unit = if n.multi_plane { n.planes_per_die } else { 1 };
+    let slots_per_block = planes_per_unit as u64 * n.pages_per_block as u64 * slots_per_page;
+    if slots_per_block > u16::MAX as u64 {
+        c.push(
+            "nand.pages_per_block",
+            format!("a block of {slots_per_block} mapping units is too large (at most {}); use a larger ftl.mapping_unit or fewer pages per block", u16::MAX),
+        );
+    }
     let units = n.total_dies() as u64 * (n.planes_per_die / planes_per_unit) as u64;
     let blocks_total = units * n.blocks_per_plane as u64;
     let reserve = (f.gc_threshold as u64 + 2) * units;

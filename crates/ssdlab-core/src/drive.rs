@@ -546,7 +546,8 @@ impl Drive {
         self.ftl.prefetch(Lpn(io.lpn));
         let (_, ready) = h.cpu.reserve(at, self.dev.host.submit_overhead);
         h.outstanding += 1;
-        let measured = at >= h.gen.ramp_end;
+        // Measured only after every job's ramp: the window starts at the latest ramp end.
+        let measured = at >= self.ramp_end;
         let c = Cmd {
             q,
             write: io.write,
@@ -572,7 +573,8 @@ impl Drive {
             // A zero-cost fetch stage never queues: arbitration cannot reorder
             // anything, so the SQE fetch is issued when the doorbell arrives.
             let fetched = self.link.device_read(arrive, SQE_BYTES);
-            self.q.at(fetched.max(self.q.now()), Event::Fetched { cmd: id });
+            self.q
+                .at(fetched.max(self.q.now()), Event::Fetched { cmd: id });
         } else {
             self.ctl.place(q, id);
             self.q.at(arrive.max(self.q.now()), Event::Doorbell { q });
@@ -739,9 +741,16 @@ impl Drive {
         self.hosts[c.q as usize].outstanding -= 1;
         self.free_cmds.push(cmd);
         self.host_submit(c.q, end);
-        if self.outstanding == 0 && self.dev.ftl.gc_background {
+        if self.dev.ftl.gc_background {
+            // Background GC: collect ahead (down to threshold + margin) on
+            // units whose die has no host reads or programs waiting.
             for u in 0..self.geo.units {
-                self.maybe_gc(now, u, self.dev.ftl.gc_background_margin);
+                let die = self.geo.die_of_unit(u);
+                if self.flash.die_load(die, OpKind::Read) == 0
+                    && self.flash.die_load(die, OpKind::Write) == 0
+                {
+                    self.maybe_gc(now, u, self.dev.ftl.gc_background_margin);
+                }
             }
         }
     }
@@ -798,7 +807,14 @@ impl Drive {
         let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
         lpns.clear();
         let ftl = &self.ftl;
-        let gc = self.cache.take_for_program(u, spp, host, pid, |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer, &mut lpns);
+        let gc = self.cache.take_for_program(
+            u,
+            spp,
+            host,
+            pid,
+            |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer,
+            &mut lpns,
+        );
         if lpns.is_empty() {
             // Every staged GC entry had gone stale.
             self.progs[pid as usize] = (lpns, 0);

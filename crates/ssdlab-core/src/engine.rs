@@ -101,27 +101,48 @@ impl<E> EventQueue<E> {
     }
 }
 
-/// A single FIFO server whose occupancy is tracked as "busy until".
-/// Requests are reserved at the moment they arrive (event time), which,
-/// because events are processed in time order, is exactly FIFO service.
+/// A single server whose occupancy is tracked as "busy until".
+///
+/// Requests reserved at the moment they arrive (event time) get exactly FIFO
+/// service, because events are processed in time order. A request may also
+/// be booked ahead, to start at a later time (a chain of fixed delays
+/// computed in one event); the idle gap such a booking leaves is remembered,
+/// and a later-processed request that fits in it entirely is served there
+/// instead of queueing behind the booking (one gap is tracked: the most
+/// recent).
 #[derive(Debug, Clone, Default)]
 pub struct FifoServer {
     busy_until: Time,
     busy_total: Time,
+    gap_from: Time,
+    gap_to: Time,
 }
 
 impl FifoServer {
-    /// Reserve `service` starting no earlier than `now`; returns (start, end).
+    /// Reserve `service` starting no earlier than `at`; returns (start, end).
     #[inline]
-    pub fn reserve(&mut self, now: Time, service: Time) -> (Time, Time) {
-        let start = if self.busy_until > now {
+    pub fn reserve(&mut self, at: Time, service: Time) -> (Time, Time) {
+        self.busy_total += service;
+        let s = if at > self.gap_from {
+            at
+        } else {
+            self.gap_from
+        };
+        if s + service <= self.gap_to {
+            self.gap_from = s + service;
+            return (s, s + service);
+        }
+        let start = if self.busy_until > at {
             self.busy_until
         } else {
-            now
+            if at > self.busy_until {
+                self.gap_from = self.busy_until;
+                self.gap_to = at;
+            }
+            at
         };
         let end = start + service;
         self.busy_until = end;
-        self.busy_total += service;
         (start, end)
     }
     /// Time the server becomes free.
@@ -167,5 +188,29 @@ mod tests {
             (Time::ns(30), Time::ns(31))
         );
         assert_eq!(s.busy(), Time::ns(21));
+    }
+
+    #[test]
+    fn booking_ahead_leaves_a_usable_gap() {
+        let mut s = FifoServer::default();
+        // Booked ahead: [100, 110).
+        assert_eq!(
+            s.reserve(Time::ns(100), Time::ns(10)),
+            (Time::ns(100), Time::ns(110))
+        );
+        // Processed later but arriving earlier, and fitting before the booking.
+        assert_eq!(
+            s.reserve(Time::ns(20), Time::ns(30)),
+            (Time::ns(20), Time::ns(50))
+        );
+        assert_eq!(
+            s.reserve(Time::ns(40), Time::ns(30)),
+            (Time::ns(50), Time::ns(80))
+        );
+        // Does not fit in the gap any more: queues behind the booking.
+        assert_eq!(
+            s.reserve(Time::ns(60), Time::ns(30)),
+            (Time::ns(110), Time::ns(140))
+        );
     }
 }

@@ -202,7 +202,7 @@ impl FlashScheduler {
         self.bus_bw.transfer_time(bytes)
     }
 
-    /// Transactions queued on a die (all classes, not counting the running one).
+    /// Transactions of `kind` queued on a die (not counting running ones).
     pub fn queued(&self, die: u32, kind: OpKind) -> usize {
         self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len()
     }

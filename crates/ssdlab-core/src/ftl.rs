@@ -4,7 +4,7 @@
 //! preconditioner.
 //!
 //! Memory: 4 bytes per logical mapping unit (L2P) + 4 bytes per physical
-//! slot (P2L) + 10 bytes per block. A 960 GB drive with 4 KiB mapping needs
+//! slot (P2L) + about 18 bytes per block. A 960 GB drive with 4 KiB mapping needs
 //! about 1.9 GB, independent of how long it is simulated.
 //!
 //! This module is purely functional (no time): the drive's event loop
@@ -172,7 +172,8 @@ impl Ftl {
         self.stats.host_slots += 1;
     }
 
-    /// TRIM (deallocate) `lpn`. Returns true if it was in the buffer (caller drops that entry).
+    /// TRIM (deallocate) `lpn`. The caller must also drop any DRAM copy
+    /// (dirty, being programmed or clean). Returns true if the latest version was in the buffer.
     pub fn trim(&mut self, lpn: Lpn) -> bool {
         let old = self.l2p[lpn.0 as usize];
         if old < IN_BUFFER {
@@ -189,9 +190,10 @@ impl Ftl {
         self.units[unit as usize].free.len() as u32
     }
 
-    /// Can a program unit be allocated on `unit`? Host data may not take the last
-    /// `gc_hard_threshold` free blocks; GC data may take all but one... but GC
-    /// always keeps one block to copy into.
+    /// Can a program unit be allocated on `unit`? Host data may not open a new
+    /// block when only `gc_hard_threshold` free blocks are left; GC
+    /// relocation data may take the last free block (the victim's erase gives
+    /// it back).
     pub fn can_allocate(&self, unit: u32, host_data: bool) -> bool {
         let u = &self.units[unit as usize];
         if let Some((_, off)) = u.active {
@@ -627,7 +629,10 @@ fn prefetch_read<T>(v: &[T], i: usize) {
     if let Some(x) = v.get(i) {
         // SAFETY: a prefetch is a hint; it never faults and has no visible effect.
         unsafe {
-            core::arch::x86_64::_mm_prefetch(x as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+            core::arch::x86_64::_mm_prefetch(
+                x as *const T as *const i8,
+                core::arch::x86_64::_MM_HINT_T0,
+            );
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

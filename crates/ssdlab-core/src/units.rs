@@ -198,9 +198,9 @@ pub struct Lba(pub u64);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lpn(pub u32);
 
-/// Physical page address: index of a mapping-unit-sized slot on the NAND,
-/// laid out as `((((block_in_plane * planes + plane) * dies + die) ...)` — see
-/// `nand::Geometry` for the exact decomposition.
+/// Physical slot address: index of a mapping-unit-sized slot on the NAND,
+/// `(unit * blocks_per_unit + block) * slots_per_block + offset`; see
+/// `nand::Geometry` for the layout inside a block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ppa(pub u32);
 

@@ -214,8 +214,9 @@ fn random_writes_at_steady_state_run_gc_and_keep_every_write() {
         }
     }
     assert_eq!(d.ftl.total_valid() + in_buffer, d.ftl.logical_units());
-    // WAF accounting: every programmed slot is host data or a GC copy (no padding
-    // in the timed path), so WAF = 1 + moved/host up to what is still buffered.
+    // WAF accounting: a programmed slot is host data, a GC copy, or padding when
+    // staged GC data went stale; so WAF = 1 + moved/host up to what is still
+    // buffered and the (small) padding.
     let expect = 1.0 + r.gc.pages_moved as f64 / r.write.ios as f64;
     assert!(
         (r.waf - expect).abs() < 0.05,
@@ -291,4 +292,17 @@ fn drive_too_large_for_memory_is_an_error() {
         .resolve("huge.toml")
         .unwrap_err();
     assert!(e.to_string().contains("mapping_unit"), "{e}");
+}
+
+#[test]
+fn background_gc_collects_while_the_host_only_reads() {
+    let job = "[r]\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=20000\n";
+    let fg = run(analytic_device(2, 2, "", ""), job, Precondition::Steady);
+    let bg_dev = analytic_device(2, 2, "", "").clone();
+    let mut bg_dev = bg_dev;
+    bg_dev.ftl.gc_background = true;
+    let bg = run(bg_dev, job, Precondition::Steady);
+    assert_eq!(fg.gc.runs, 0, "no writes, no foreground GC");
+    assert!(bg.gc.runs > 0 && bg.gc.blocks_erased > 0, "{:?}", bg.gc);
+    assert_eq!(bg.write.ios, 0);
 }
