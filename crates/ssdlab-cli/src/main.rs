@@ -168,6 +168,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 workload_name: name,
                 seed,
                 precondition: pre,
+                sample_interval: None,
+                latency_histogram: false,
             };
             let (pb, t0) =
                 progress_bar(quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()));

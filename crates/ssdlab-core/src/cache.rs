@@ -474,16 +474,19 @@ mod tests {
         c.insert_host(5);
         c.insert_gc(9, 1);
         c.insert_gc(8, 0);
+        c.insert_gc(5, 0); // stale: a newer host version of 5 is dirty
+        c.insert_gc(4, 0); // stale: the FTL no longer maps 4 to the buffer
         let mut out = Vec::new();
-        c.take_for_program(1, 1, true, 7, &mut out);
+        assert_eq!(c.take_for_program(1, 1, true, 7, |_| true, &mut out), 1);
         assert_eq!(out, vec![9]);
         out.clear();
-        c.take_for_program(1, 2, false, 7, &mut out);
+        c.take_for_program(1, 2, false, 7, |_| true, &mut out);
         assert!(
             out.is_empty(),
             "GC data of unit 0 never goes to unit 1; host data not asked for"
         );
-        c.take_for_program(0, 2, true, 7, &mut out);
+        assert_eq!(c.take_for_program(0, 3, true, 7, |l| l != 4, &mut out), 1);
         assert_eq!(out, vec![8, 5]);
+        assert_eq!(c.dirty_gc_total(), 0);
     }
 }

@@ -21,7 +21,7 @@ use crate::ftl::{Ftl, FtlStats, Mapping};
 use crate::nand::{Geometry, Timings};
 use crate::nvme::{Controller, QueueClass, CQE_BYTES, DOORBELL_BYTES, MSIX_BYTES, SQE_BYTES};
 use crate::pcie::Link;
-use crate::stats::DirStats;
+use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
 use crate::workload::gen::JobGen;
 use crate::workload::{Workload, WorkloadError};
@@ -199,6 +199,8 @@ pub struct Drive {
     done_buf: Vec<(u64, OpKind)>,
     unit_bytes: u64,
     outstanding: u64,
+    /// Time series sampler, if asked for.
+    pub sampler: Option<Sampler>,
     /// Reads measured.
     pub read: DirStats,
     /// Writes measured.
@@ -390,6 +392,7 @@ impl Drive {
             done_buf: Vec::new(),
             unit_bytes,
             outstanding: 0,
+            sampler: None,
             read: DirStats::default(),
             write: DirStats::default(),
             ios_done: 0,
@@ -420,6 +423,14 @@ impl Drive {
             stage_busy: self.fw.stages.iter().map(|s| s.busy()).collect(),
             dram_busy: self.dram.busy(),
         }
+    }
+
+    /// Sample throughput and latency every `interval` of simulated time.
+    pub fn sample_every(&mut self, interval: Time) {
+        self.sampler = Some(Sampler {
+            interval,
+            ..Sampler::default()
+        });
     }
 
     /// Start of the measured window.
@@ -724,6 +735,9 @@ impl Drive {
                 self.write.record(lat, bytes);
             } else {
                 self.read.record(lat, bytes);
+            }
+            if let Some(s) = self.sampler.as_mut() {
+                s.record(end.saturating_sub(self.ramp_end), c.write, lat, bytes);
             }
             if end > self.last_completion {
                 self.last_completion = end;

@@ -743,6 +743,13 @@ bus_bandwidth = "400MB/s"
                 assert!(dw >= 1.0);
                 assert!(waf > 1.0, "{policy} waf {waf}");
                 assert!(f.stats.gc_runs > 0);
+                let buffered = (0..f.logical_units() as u32)
+                    .filter(|&l| f.lookup(Lpn(l)) == Mapping::InBuffer)
+                    .count();
+                assert_eq!(
+                    buffered, 0,
+                    "{policy}: the preconditioner leaves nothing in the buffer"
+                );
             }
         }
     }

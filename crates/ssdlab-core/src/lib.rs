@@ -44,6 +44,25 @@ pub struct RunSpec {
     pub seed: u64,
     /// Preconditioning.
     pub precondition: Precondition,
+    /// Sample throughput and latency over simulated time at this interval.
+    pub sample_interval: Option<units::Time>,
+    /// Include the raw latency histograms in the report.
+    pub latency_histogram: bool,
+}
+
+impl RunSpec {
+    /// A run with the default seed, fill preconditioning, no time series and no histograms.
+    pub fn new(device: Device, workload: Workload, workload_name: impl Into<String>) -> RunSpec {
+        RunSpec {
+            device,
+            workload,
+            workload_name: workload_name.into(),
+            seed: DEFAULT_SEED,
+            precondition: Precondition::Fill,
+            sample_interval: None,
+            latency_histogram: false,
+        }
+    }
 }
 
 /// Run one simulation to completion.

@@ -50,6 +50,9 @@ pub struct Direction {
     pub bw_bytes_per_s: f64,
     /// Latency (ns).
     pub lat_ns: Latency,
+    /// Raw latency histogram: (latency ns, count), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_hist_ns: Option<Vec<(u64, u64)>>,
 }
 
 /// GC counters.
@@ -158,6 +161,70 @@ pub struct Report {
     pub utilisation: Utilisation,
     /// Options accepted but without effect.
     pub ignored_options: Vec<IgnoredOptionOut>,
+    /// Throughput and latency over simulated time, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeries>,
+}
+
+/// Per-interval series over the measured window (parallel arrays).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct TimeSeries {
+    /// Interval (ns).
+    pub interval_ns: f64,
+    /// Window start, ns after the start of the measured window.
+    pub t_ns: Vec<f64>,
+    /// Read IOPS in the window.
+    pub read_iops: Vec<f64>,
+    /// Read bytes per second.
+    pub read_bw_bytes_per_s: Vec<f64>,
+    /// Mean read latency (ns; 0 if none completed).
+    pub read_lat_mean_ns: Vec<f64>,
+    /// Max read latency (ns).
+    pub read_lat_max_ns: Vec<f64>,
+    /// Write IOPS.
+    pub write_iops: Vec<f64>,
+    /// Write bytes per second.
+    pub write_bw_bytes_per_s: Vec<f64>,
+    /// Mean write latency (ns).
+    pub write_lat_mean_ns: Vec<f64>,
+    /// Max write latency (ns).
+    pub write_lat_max_ns: Vec<f64>,
+}
+
+impl TimeSeries {
+    fn from_sampler(s: &crate::stats::Sampler) -> TimeSeries {
+        let secs = s.interval.as_secs_f64();
+        let n = s.ios.len();
+        let mut t = TimeSeries {
+            interval_ns: s.interval.as_ns_f64(),
+            ..TimeSeries::default()
+        };
+        for w in 0..n {
+            t.t_ns.push(w as f64 * s.interval.as_ns_f64());
+            for d in 0..2 {
+                let ios = s.ios[w][d];
+                let mean = if ios == 0 {
+                    0.0
+                } else {
+                    s.lat_sum_ps[w][d] as f64 / ios as f64 / 1e3
+                };
+                let max = s.lat_max_ps[w][d] as f64 / 1e3;
+                let (iops, bw) = (ios as f64 / secs, s.bytes[w][d] as f64 / secs);
+                if d == 0 {
+                    t.read_iops.push(iops);
+                    t.read_bw_bytes_per_s.push(bw);
+                    t.read_lat_mean_ns.push(mean);
+                    t.read_lat_max_ns.push(max);
+                } else {
+                    t.write_iops.push(iops);
+                    t.write_bw_bytes_per_s.push(bw);
+                    t.write_lat_mean_ns.push(mean);
+                    t.write_lat_max_ns.push(max);
+                }
+            }
+        }
+        t
+    }
 }
 
 /// Serializable ignored option.
@@ -192,6 +259,7 @@ fn dir(s: &DirStats, secs: f64) -> Direction {
             p99_9: s.pct_ns(99.9),
             p99_99: s.pct_ns(99.99),
         },
+        lat_hist_ns: None,
     }
 }
 
@@ -299,6 +367,7 @@ impl Report {
                     reason: i.reason.clone(),
                 })
                 .collect(),
+            timeseries: d.sampler.as_ref().map(TimeSeries::from_sampler),
         }
     }
 

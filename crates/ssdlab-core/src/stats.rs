@@ -68,3 +68,47 @@ impl DirStats {
         }
     }
 }
+
+impl DirStats {
+    /// Recorded latency histogram as (latency ns, count) pairs, ascending.
+    pub fn histogram(&self) -> Vec<(u64, u64)> {
+        self.hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+}
+
+/// Throughput and latency per fixed interval of simulated time.
+#[derive(Debug, Clone, Default)]
+pub struct Sampler {
+    /// Interval.
+    pub interval: Time,
+    /// Per window and direction (0 read, 1 write): I/Os.
+    pub ios: Vec<[u64; 2]>,
+    /// Bytes.
+    pub bytes: Vec<[u64; 2]>,
+    /// Sum of latencies (ps).
+    pub lat_sum_ps: Vec<[u128; 2]>,
+    /// Max latency (ps).
+    pub lat_max_ps: Vec<[u64; 2]>,
+}
+
+impl Sampler {
+    /// Record an I/O completing `since` after the start of the measured window.
+    #[inline]
+    pub fn record(&mut self, since: Time, write: bool, lat: Time, bytes: u64) {
+        let w = (since.0 / self.interval.0) as usize;
+        if w >= self.ios.len() {
+            self.ios.resize(w + 1, [0; 2]);
+            self.bytes.resize(w + 1, [0; 2]);
+            self.lat_sum_ps.resize(w + 1, [0; 2]);
+            self.lat_max_ps.resize(w + 1, [0; 2]);
+        }
+        let d = write as usize;
+        self.ios[w][d] += 1;
+        self.bytes[w][d] += bytes;
+        self.lat_sum_ps[w][d] += lat.0 as u128;
+        self.lat_max_ps[w][d] = self.lat_max_ps[w][d].max(lat.0);
+    }
+}

@@ -109,6 +109,8 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
             workload_name: s.name.into(),
             seed: crate::DEFAULT_SEED,
             precondition: s.precondition,
+            sample_interval: None,
+            latency_histogram: false,
         };
         let r = simulate_quiet(&spec).map_err(|e| format!("{}: {e}", s.name))?;
         for m in &s.metrics {

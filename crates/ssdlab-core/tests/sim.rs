@@ -76,6 +76,8 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         workload_name: "test".into(),
         seed: 7,
         precondition: pre,
+        sample_interval: None,
+        latency_histogram: false,
     })
     .unwrap()
 }
@@ -204,10 +206,7 @@ fn random_writes_at_steady_state_run_gc_and_keep_every_write() {
         match d.ftl.lookup(ssdlab_core::units::Lpn(l)) {
             ssdlab_core::ftl::Mapping::Unmapped => panic!("lpn {l} lost"),
             ssdlab_core::ftl::Mapping::InBuffer => {
-                assert!(
-                    d.cache.contains(l),
-                    "lpn {l} mapped to buffer but not in it"
-                );
+                assert!(d.cache.holds(l), "lpn {l} mapped to buffer but not in it");
                 in_buffer += 1
             }
             ssdlab_core::ftl::Mapping::Flash(_) => {}
@@ -275,6 +274,8 @@ fn workload_bigger_than_device_is_an_error() {
         workload_name: "big.fio".into(),
         seed: 1,
         precondition: Precondition::Fresh,
+        sample_interval: None,
+        latency_histogram: false,
     })
     .unwrap_err();
     let s = e.to_string();
