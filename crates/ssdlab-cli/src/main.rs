@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use ssdlab_core::config::{preset_text, Device, DeviceFile, PRESETS};
+use ssdlab_core::config::{preset_names, preset_text, Device, DeviceFile};
 use ssdlab_core::workload::{fio, Workload};
 use ssdlab_core::{simulate, Precondition, RunSpec, DEFAULT_SEED};
 use std::io::Write;
@@ -204,8 +204,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Devices { sub: None } => {
-            for (name, _) in PRESETS {
-                let d = Device::preset(name).map_err(|e| e.to_string())?;
+            for name in preset_names() {
+                let d = Device::preset(&name).map_err(|e| e.to_string())?;
                 println!("{name:<28} {}", d.description);
             }
             Ok(ExitCode::SUCCESS)
@@ -215,7 +215,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let (file, src) = match preset_text(&name) {
                 Some(t) => (
-                    DeviceFile::from_toml_str(t, &name).map_err(|e| e.to_string())?,
+                    DeviceFile::from_toml_str(&t, &name).map_err(|e| e.to_string())?,
                     name.clone(),
                 ),
                 None => {

@@ -502,11 +502,44 @@ pub struct DeviceFile {
     /// Flash translation layer.
     #[serde(default)]
     pub ftl: FtlFile,
-    /// NAND flash.
-    pub nand: NandFile,
+    /// NAND flash (optional only for a RAM-disk backend).
+    #[serde(default)]
+    pub nand: Option<NandFile>,
     /// Flash scheduler.
     #[serde(default)]
     pub flash: FlashFile,
+    /// Controller compute: cores and accelerators (replaces `[firmware]` service times).
+    #[serde(default)]
+    pub controller: Option<crate::compute::ControllerFile>,
+    /// Power and energy parameters and budgets.
+    #[serde(default)]
+    pub power: Option<crate::power::PowerFile>,
+    /// Storage behind the controller: NAND flash (default) or a RAM disk.
+    #[serde(default)]
+    pub backend: Option<BackendFile>,
+}
+
+/// `[backend]`: what stores the data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackendFile {
+    /// `"flash"` (default) or `"ramdisk"` (seed 000: data lives in controller DRAM, no FTL or NAND).
+    pub kind: String,
+    /// RAM-disk capacity (required for `ramdisk`).
+    #[serde(default)]
+    pub capacity: Option<String>,
+}
+
+/// Storage behind the controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Backend {
+    /// NAND flash through the FTL and flash scheduler.
+    Flash,
+    /// A RAM disk: reads and writes are served by controller DRAM at its bandwidth and latency.
+    RamDisk {
+        /// Capacity.
+        capacity: Bytes,
+    },
 }
 
 // ---------------------------------------------------------------------------
@@ -811,6 +844,12 @@ pub struct Device {
     pub nand: NandConfig,
     /// Flash scheduler.
     pub flash: FlashConfig,
+    /// Controller compute model, if configured.
+    pub controller: Option<crate::compute::ControllerConfig>,
+    /// Power model, if configured.
+    pub power: Option<crate::power::PowerConfig>,
+    /// Storage backend.
+    pub backend: Backend,
 }
 
 struct Collector {
@@ -1011,8 +1050,52 @@ impl DeviceFile {
             dram_bandwidth: c.bw("dram.bandwidth", &self.dram.bandwidth),
             dram_latency: c.time("dram.latency", &self.dram.latency),
         };
-        // nand
-        let nf = &self.nand;
+        // backend
+        let backend = match self.backend.as_ref().map(|b| b.kind.as_str()) {
+            None | Some("flash") => {
+                if self.backend.as_ref().is_some_and(|b| b.capacity.is_some()) {
+                    c.push("backend.capacity", "applies only to kind = \"ramdisk\"; a flash drive's capacity follows from [nand] and ftl.over_provisioning");
+                }
+                Backend::Flash
+            }
+            Some("ramdisk") => match self.backend.as_ref().and_then(|b| b.capacity.as_deref()) {
+                Some(cap) => Backend::RamDisk {
+                    capacity: c.bytes("backend.capacity", cap),
+                },
+                None => {
+                    c.push(
+                        "backend.capacity",
+                        "required for a RAM disk (e.g. \"1GiB\")",
+                    );
+                    Backend::RamDisk { capacity: Bytes(0) }
+                }
+            },
+            Some(o) => {
+                c.push(
+                    "backend.kind",
+                    format!("'{o}' is not a backend (expected \"flash\" or \"ramdisk\")"),
+                );
+                Backend::Flash
+            }
+        };
+        let synthetic;
+        let nf = match (&self.nand, backend) {
+            (Some(n), _) => n,
+            (None, Backend::RamDisk { capacity }) => {
+                synthetic = ramdisk_nand(capacity);
+                &synthetic
+            }
+            (None, Backend::Flash) => {
+                c.push(
+                    "nand",
+                    "the [nand] section is required (unless [backend] kind = \"ramdisk\")",
+                );
+                return Err(ConfigError {
+                    source: source.to_string(),
+                    problems: c.problems,
+                });
+            }
+        };
         for (k, v) in [
             ("nand.channels", nf.channels),
             ("nand.chips_per_channel", nf.chips_per_channel),
@@ -1278,7 +1361,31 @@ impl DeviceFile {
             program_suspend: fl.program_suspend,
             erase_suspend: fl.erase_suspend,
         };
+        let controller = self
+            .controller
+            .as_ref()
+            .and_then(|cf| cf.resolve(&mut c.problems));
+        if self.controller.is_some() {
+            let f = &self.firmware;
+            if [
+                &f.fetch,
+                &f.parse,
+                &f.cache_lookup,
+                &f.translate,
+                &f.issue,
+                &f.complete,
+            ]
+            .iter()
+            .any(|v| !matches!(parse_time(v), Ok(t) if t == Time::ZERO))
+            {
+                c.push("firmware", "fixed stage service times contradict [controller]: with cores and accelerators, stage costs come from controller.costs; remove [firmware]");
+            }
+        }
+        let power = self.power.as_ref().map(|pf| pf.resolve(&mut c.problems));
         let dev = Device {
+            controller,
+            power,
+            backend,
             name: self.name.clone(),
             description: self.description.clone(),
             host,
@@ -1370,6 +1477,36 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     }
 }
 
+/// The NAND description a RAM-disk device carries internally (never accessed
+/// by the data path; it only gives the logical space its size).
+fn ramdisk_nand(capacity: Bytes) -> NandFile {
+    let block = 256u64 * 4096;
+    let blocks = (capacity.0 as f64 * 1.07 / block as f64).ceil() as u32 + 16;
+    NandFile {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 1,
+        blocks_per_plane: blocks.max(32),
+        pages_per_block: 256,
+        page_size: "4KiB".into(),
+        cell: "slc".into(),
+        t_read: vec!["1us".into()],
+        t_prog: vec!["1us".into()],
+        t_prog_one_shot: None,
+        one_shot_program: false,
+        t_erase: "1us".into(),
+        multi_plane: true,
+        cache_read: false,
+        bus_rate: None,
+        bus_width_bits: None,
+        bus_bandwidth: Some("1GB/s".into()),
+        t_cmd: "0ns".into(),
+        t_suspend: "20us".into(),
+        t_resume: "20us".into(),
+    }
+}
+
 /// Bytes programmed by one program operation on one parallel unit.
 pub fn program_unit_bytes(n: &NandConfig) -> u64 {
     let planes = if n.multi_plane { n.planes_per_die } else { 1 } as u64;
@@ -1421,6 +1558,14 @@ pub const PRESETS: &[(&str, &str)] = &[
         "seed001-mlc-conventional",
         include_str!("../presets/seed001-mlc-conventional.toml"),
     ),
+    (
+        "seed000-eisc-ramdisk",
+        include_str!("../presets/seed000-eisc-ramdisk.toml"),
+    ),
+    (
+        "seed000-a9-ramdisk",
+        include_str!("../presets/seed000-a9-ramdisk.toml"),
+    ),
 ];
 
 /// Name of the default device.
@@ -1429,6 +1574,10 @@ pub const DEFAULT_DEVICE: &str = "pm9a3-960g";
 impl Device {
     /// Load a shipped preset by name.
     pub fn preset(name: &str) -> Result<Device, ConfigError> {
+        if let Some(text) = crate::presets::generated(name) {
+            let src = format!("preset {name}");
+            return DeviceFile::from_toml_str(&text, &src)?.resolve(&src);
+        }
         let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
             return Err(ConfigError {
                 source: format!("preset {name}"),
@@ -1436,11 +1585,7 @@ impl Device {
                     key: "(device)".into(),
                     message: format!(
                         "no preset named '{name}'; presets: {}",
-                        PRESETS
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        preset_names().join(", ")
                     ),
                 }],
             });
@@ -1464,7 +1609,7 @@ impl Device {
 
     /// A preset name or a path to a TOML file.
     pub fn load(name_or_path: &str) -> Result<Device, ConfigError> {
-        if PRESETS.iter().any(|(n, _)| *n == name_or_path) {
+        if preset_text(name_or_path).is_some() {
             Device::preset(name_or_path)
         } else if name_or_path.ends_with(".toml") || Path::new(name_or_path).exists() {
             Device::from_path(Path::new(name_or_path))
@@ -1475,13 +1620,31 @@ impl Device {
 
     /// Exported capacity in bytes.
     pub fn capacity_bytes(&self) -> u64 {
-        logical_units(&self.nand, &self.ftl) * self.ftl.mapping_unit.0
+        match self.backend {
+            Backend::RamDisk { capacity } => {
+                capacity.0 / self.ftl.mapping_unit.0 * self.ftl.mapping_unit.0
+            }
+            Backend::Flash => logical_units(&self.nand, &self.ftl) * self.ftl.mapping_unit.0,
+        }
     }
 }
 
 /// The TOML text of a preset, if it exists.
-pub fn preset_text(name: &str) -> Option<&'static str> {
-    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+pub fn preset_text(name: &str) -> Option<std::borrow::Cow<'static, str>> {
+    PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| std::borrow::Cow::Borrowed(*t))
+        .or_else(|| crate::presets::generated(name).map(std::borrow::Cow::Owned))
+}
+
+/// Names of every preset (shipped files and generated variants).
+pub fn preset_names() -> Vec<String> {
+    PRESETS
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .chain(crate::presets::generated_names())
+        .collect()
 }
 
 #[cfg(test)]

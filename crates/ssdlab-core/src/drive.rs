@@ -13,7 +13,8 @@
 //! unit in striping order; GC relocations go through the same buffer.
 
 use crate::cache::DataCache;
-use crate::config::{logical_units, program_unit_bytes, Device, OpKind};
+use crate::compute::Compute;
+use crate::config::{logical_units, program_unit_bytes, Backend, Device, OpKind};
 use crate::engine::{EventQueue, FifoServer};
 use crate::firmware::{Firmware, StageId};
 use crate::flash::{FlashEvent, FlashScheduler, Txn};
@@ -21,6 +22,7 @@ use crate::ftl::{Ftl, FtlStats, Mapping};
 use crate::nand::{Geometry, Timings};
 use crate::nvme::{Controller, QueueClass, CQE_BYTES, DOORBELL_BYTES, MSIX_BYTES, SQE_BYTES};
 use crate::pcie::Link;
+use crate::power::{Activity, Ledger};
 use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
 use crate::workload::gen::JobGen;
@@ -133,6 +135,14 @@ const TAG_ERASE: u64 = 4;
 const GC_READS_INFLIGHT: u32 = 4;
 const PROGRAMS_PER_DIE: usize = 2;
 
+/// Activity the drive counts for the power ledger.
+#[derive(Debug, Clone, Copy, Default)]
+struct ActCounters {
+    dram_bytes: u64,
+    nand_read_pages: u64,
+    nand_bus_bytes: u64,
+}
+
 /// Counter snapshot used to measure only the post-ramp window.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
@@ -211,6 +221,13 @@ pub struct Drive {
     deadline: Option<Time>,
     /// Snapshot at the start of the measured window.
     pub ramp_snapshot: Snapshot,
+    ramdisk: bool,
+    /// Power ledger, when the device has a `[power]` section.
+    pub ledger: Option<Ledger>,
+    next_mark: Time,
+    /// Cumulative energy at the start of the measured window.
+    pub ramp_energy: Option<(Time, [f64; 8])>,
+    act: ActCounters,
     ramp_end: Time,
     /// Last host completion time.
     pub last_completion: Time,
@@ -368,7 +385,15 @@ impl Drive {
             q: EventQueue::new(),
             link: Link::new(&dev.pcie),
             ctl: Controller::new(&dev.nvme, &classes),
-            fw: Firmware::new(&dev.firmware),
+            fw: Firmware::new(&dev.firmware).with_compute(dev.controller.clone().map(Compute::new)),
+            ramdisk: matches!(dev.backend, Backend::RamDisk { .. }),
+            ledger: dev
+                .power
+                .clone()
+                .map(|p| Ledger::new(p, dev.controller.clone(), dev.nand.total_dies())),
+            next_mark: Time::ZERO,
+            ramp_energy: None,
+            act: ActCounters::default(),
             fetch_wakeup: false,
             dram: FifoServer::default(),
             cache: DataCache::new(
@@ -425,6 +450,57 @@ impl Drive {
         }
     }
 
+    fn activity(&self, t: Time) -> Activity {
+        let f = &self.flash.stats;
+        let g = &self.geo;
+        let mut a = Activity {
+            dram_bytes: self.act.dram_bytes,
+            nand_read_pages: self.act.nand_read_pages,
+            nand_program_pages: f.programs * (g.planes_per_unit * g.pages_per_program) as u64,
+            nand_erase_blocks: f.erases * g.planes_per_unit as u64,
+            nand_bus_bytes: self.act.nand_bus_bytes
+                + f.programs * g.slots_per_program as u64 * self.unit_bytes,
+            pcie_busy: self.link.busy().0 + self.link.busy().1,
+            ..Activity::default()
+        };
+        if let Some(c) = &self.fw.compute {
+            for (gi, pool) in c.groups.iter().enumerate() {
+                let grp = &c.cfg.groups[gi];
+                // A core that polls doorbells never idles.
+                let polling =
+                    c.cfg.polling.is_some() && grp.stages.contains(&(StageId::Fetch as usize));
+                a.group_busy.push(if polling {
+                    t.times(grp.count as u64)
+                } else {
+                    pool.busy().into_iter().fold(Time::ZERO, |x, y| x + y)
+                });
+            }
+            a.accel_busy = c
+                .accels
+                .iter()
+                .map(|p| p.busy().into_iter().fold(Time::ZERO, |x, y| x + y))
+                .collect();
+            a.host_controller_busy = c.host_controller.busy();
+        }
+        a
+    }
+
+    /// Cumulative energy per component at `t` (zeros without a power model).
+    pub fn energy_at(&self, t: Time) -> [f64; 8] {
+        match &self.ledger {
+            Some(l) => l.energy(&self.activity(t), t),
+            None => [0.0; 8],
+        }
+    }
+
+    fn power_mark(&mut self, now: Time) {
+        let e = self.energy_at(now);
+        if let Some(l) = self.ledger.as_mut() {
+            l.mark(now, e);
+            self.next_mark = now + l.window;
+        }
+    }
+
     /// Sample throughput and latency every `interval` of simulated time.
     pub fn sample_every(&mut self, interval: Time) {
         self.sampler = Some(Sampler {
@@ -436,6 +512,11 @@ impl Drive {
     /// Start of the measured window.
     pub fn ramp_end(&self) -> Time {
         self.ramp_end
+    }
+
+    /// The firmware pipeline (stages, cores, accelerators).
+    pub fn firmware(&self) -> &Firmware {
+        &self.fw
     }
 
     /// The PCIe link.
@@ -474,6 +555,9 @@ impl Drive {
                 )));
             };
             self.events += 1;
+            if now >= self.next_mark && self.ledger.is_some() {
+                self.power_mark(now);
+            }
             self.dispatch(now, ev);
             tick = tick.wrapping_add(1);
             if tick & 0xffff == 0 {
@@ -540,7 +624,12 @@ impl Drive {
             Event::ReadDma { cmd } => self.part_done(now, cmd),
             Event::WriteIn { cmd } => self.write_in(now, cmd),
             Event::HostDone { cmd } => self.host_done(now, cmd),
-            Event::RampEnd => self.ramp_snapshot = self.snapshot(),
+            Event::RampEnd => {
+                self.ramp_snapshot = self.snapshot();
+                if self.ledger.is_some() {
+                    self.ramp_energy = Some((now, self.energy_at(now)));
+                }
+            }
         }
     }
 
@@ -580,7 +669,7 @@ impl Drive {
         };
         self.outstanding += 1;
         let arrive = self.link.host_write(ready, DOORBELL_BYTES) + self.dev.nvme.doorbell_latency;
-        if self.fw.stages[StageId::Fetch as usize].service() == Time::ZERO {
+        if self.fw.fetch_is_free() {
             // A zero-cost fetch stage never queues: arbitration cannot reorder
             // anything, so the SQE fetch is issued when the doorbell arrives.
             let fetched = self.link.device_read(arrive, SQE_BYTES);
@@ -588,13 +677,14 @@ impl Drive {
                 .at(fetched.max(self.q.now()), Event::Fetched { cmd: id });
         } else {
             self.ctl.place(q, id);
-            self.q.at(arrive.max(self.q.now()), Event::Doorbell { q });
+            let seen = self.fw.notice_doorbell(arrive);
+            self.q.at(seen.max(self.q.now()), Event::Doorbell { q });
         }
     }
 
     fn try_fetch(&mut self, now: Time) {
         loop {
-            let free = self.fw.stages[0].free_at();
+            let free = self.fw.fetch_free_at();
             if free > now {
                 if !self.fetch_wakeup && self.ctl.has_pending() {
                     self.fetch_wakeup = true;
@@ -613,6 +703,22 @@ impl Drive {
 
     fn process(&mut self, now: Time, cmd: u32) {
         let c = self.cmds[cmd as usize];
+        if self.ramdisk {
+            // RAM disk: the data lives in controller DRAM.
+            let b = c.nlpn as u64 * self.unit_bytes;
+            self.act.dram_bytes += b;
+            let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
+            let done = if c.write {
+                let arrive = self.link.device_read(now, b);
+                self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency
+            } else {
+                let t = self.dram.reserve(now, xfer).1 + self.dev.cache.dram_latency;
+                self.link.device_write(t, b)
+            };
+            self.cmds[cmd as usize].pending = 1;
+            self.q.at(done, Event::ReadDma { cmd });
+            return;
+        }
         if c.write {
             if self.wait_buffer.is_empty() && self.cache.reserve(c.nlpn as u64) {
                 self.start_write_dma(now, cmd);
@@ -656,6 +762,8 @@ impl Drive {
                 owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
             };
             pending += 1;
+            self.act.nand_read_pages += t.bytes.div_ceil(self.dev.nand.page_size.0);
+            self.act.nand_bus_bytes += t.bytes;
             let q = &mut self.q;
             self.flash
                 .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
@@ -666,6 +774,7 @@ impl Drive {
             let mut t = now;
             if dram_units > 0 {
                 let b = dram_units * self.unit_bytes;
+                self.act.dram_bytes += b;
                 t = self
                     .dram
                     .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(b))
@@ -693,6 +802,7 @@ impl Drive {
 
     fn start_write_dma(&mut self, now: Time, cmd: u32) {
         let n = self.cmds[cmd as usize].nlpn as u64 * self.unit_bytes;
+        self.act.dram_bytes += n;
         let arrive = self.link.device_read(now, n);
         let (_, e) = self
             .dram
@@ -835,6 +945,7 @@ impl Drive {
             self.free_progs.push(pid);
             return;
         }
+        self.fw.background(1, now);
         let Some(first) = self.ftl.allocate_program(u) else {
             unreachable_program(u);
             return;
@@ -864,6 +975,7 @@ impl Drive {
         if self.gc[unit as usize].is_some() || !self.ftl.needs_gc(unit, margin) {
             return;
         }
+        self.fw.background(0, now);
         let Some(victim) = self.ftl.select_victim(unit) else {
             return;
         };
@@ -955,6 +1067,7 @@ impl Drive {
                     job.inflight -= 1;
                 }
                 // GC data moved over the channel into DRAM.
+                self.act.dram_bytes += n as u64 * self.unit_bytes;
                 self.dram.reserve(
                     now,
                     self.dev

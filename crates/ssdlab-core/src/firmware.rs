@@ -9,6 +9,7 @@
 //! Putting stages on modelled cores and accelerators replaces [`Stage`]'s
 //! server with a core model without changing the call sites.
 
+use crate::compute::Compute;
 use crate::config::FirmwareConfig;
 use crate::engine::FifoServer;
 use crate::units::Time;
@@ -74,9 +75,11 @@ impl Stage {
 
 /// The firmware pipeline.
 pub struct Firmware {
-    /// Stages indexed by [`StageId`].
+    /// Fixed-time stages indexed by [`StageId`] (used without a compute model).
     pub stages: [Stage; 6],
     front_zero: bool,
+    /// Cores and accelerators, when the device has a `[controller]`.
+    pub compute: Option<Compute>,
 }
 
 impl Firmware {
@@ -98,13 +101,60 @@ impl Firmware {
         let front_zero = [c.parse, c.cache_lookup, c.translate, c.issue]
             .iter()
             .all(|t| *t == Time::ZERO);
-        Firmware { stages, front_zero }
+        Firmware {
+            stages,
+            front_zero,
+            compute: None,
+        }
     }
 
-    /// Stage (1) for one command arriving at `at`.
+    /// With a compute model: stages run on its cores and accelerators.
+    pub fn with_compute(mut self, c: Option<Compute>) -> Firmware {
+        if c.is_some() {
+            self.front_zero = false;
+        }
+        self.compute = c;
+        self
+    }
+
+    /// Fetch costs nothing and never queues (the drive may then skip arbitration).
+    pub fn fetch_is_free(&self) -> bool {
+        self.compute.is_none() && self.stages[StageId::Fetch as usize].service() == Time::ZERO
+    }
+
+    /// When the fetch stage can next start.
+    pub fn fetch_free_at(&self) -> Time {
+        match &self.compute {
+            Some(c) => c.free_at(StageId::Fetch as usize),
+            None => self.stages[StageId::Fetch as usize].free_at(),
+        }
+    }
+
+    /// When firmware notices a doorbell that arrived at `at` (polling delay).
+    #[inline]
+    pub fn notice_doorbell(&self, at: Time) -> Time {
+        self.compute.as_ref().map_or(at, |c| c.notice_doorbell(at))
+    }
+
+    /// Stage (1) for one command arriving at `at`, then the host controller's SQE handling.
     #[inline]
     pub fn fetch(&mut self, at: Time) -> Time {
-        self.stages[StageId::Fetch as usize].serve(at, 1)
+        match &mut self.compute {
+            Some(c) => {
+                let t = c.serve(StageId::Fetch as usize, at, 1);
+                c.host_controller(t)
+            }
+            None => self.stages[StageId::Fetch as usize].serve(at, 1),
+        }
+    }
+
+    /// Background firmware work (0 GC victim selection, 1 eviction decision, 2 block allocation).
+    #[inline]
+    pub fn background(&mut self, kind: usize, at: Time) -> Time {
+        match &mut self.compute {
+            Some(c) => c.background(kind, at),
+            None => at,
+        }
     }
 
     /// Stages (2)-(5) for a command of `units` mapping units, arriving at `at`.
@@ -112,6 +162,12 @@ impl Firmware {
     pub fn front(&mut self, at: Time, units: u64) -> Time {
         if self.front_zero {
             return at;
+        }
+        if let Some(c) = &mut self.compute {
+            let t = c.serve(StageId::Parse as usize, at, 1);
+            let t = c.serve(StageId::CacheLookup as usize, t, units);
+            let t = c.serve(StageId::Translate as usize, t, units);
+            return c.serve(StageId::Issue as usize, t, units);
         }
         let t = self.stages[StageId::Parse as usize].serve(at, 1);
         let t = self.stages[StageId::CacheLookup as usize].serve(t, units);
@@ -122,6 +178,9 @@ impl Firmware {
     /// Stage (7) for one command.
     #[inline]
     pub fn complete(&mut self, at: Time) -> Time {
-        self.stages[StageId::Complete as usize].serve(at, 1)
+        match &mut self.compute {
+            Some(c) => c.serve(StageId::Complete as usize, at, 1),
+            None => self.stages[StageId::Complete as usize].serve(at, 1),
+        }
     }
 }

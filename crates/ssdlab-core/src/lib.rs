@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod compute;
 pub mod config;
 pub mod drive;
 pub mod engine;
@@ -16,7 +17,10 @@ pub mod flash;
 pub mod ftl;
 pub mod nand;
 pub mod nvme;
+pub mod overrides;
 pub mod pcie;
+pub mod power;
+pub mod presets;
 pub mod report;
 pub mod stats;
 pub mod units;

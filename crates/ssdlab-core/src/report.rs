@@ -96,8 +96,14 @@ pub struct Utilisation {
     pub pcie_down: f64,
     /// Controller DRAM.
     pub dram: f64,
-    /// Firmware stages by name.
+    /// Firmware stages by name (fixed-time skeleton).
     pub firmware: std::collections::BTreeMap<String, f64>,
+    /// Core groups (mean over a group's cores), keyed "index:spec:stages".
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cores: std::collections::BTreeMap<String, f64>,
+    /// Accelerators (mean over instances), keyed by stage.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub accelerators: std::collections::BTreeMap<String, f64>,
 }
 
 /// Device summary.
@@ -164,6 +170,18 @@ pub struct Report {
     /// Throughput and latency over simulated time, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+    /// Power, when the device has a `[power]` section.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::PowerReport>,
+    /// Energy over the measured window (J).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// Energy per completed I/O (J).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_per_io_j: Option<f64>,
+    /// Energy per byte transferred (J).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_per_byte_j: Option<f64>,
 }
 
 /// Per-interval series over the measured window (parallel arrays).
@@ -303,6 +321,34 @@ impl Report {
             util(&[now.link_busy.0], &[base.link_busy.0], secs).0,
             util(&[now.link_busy.1], &[base.link_busy.1], secs).0,
         );
+        let mut cores = std::collections::BTreeMap::new();
+        let mut accelerators = std::collections::BTreeMap::new();
+        if let Some(c) = &d.firmware().compute {
+            for (gi, (pool, g)) in c.groups.iter().zip(&c.cfg.groups).enumerate() {
+                let busy: Vec<Time> = pool.busy();
+                let names: Vec<&str> = g
+                    .stages
+                    .iter()
+                    .map(|&i| crate::compute::STAGES[i])
+                    .chain(g.ftl.then_some("ftl"))
+                    .collect();
+                let u = busy.iter().fold(Time::ZERO, |a, b| a + *b).as_secs_f64()
+                    / (secs * busy.len() as f64);
+                cores.insert(
+                    format!("{gi}:{}:{}", g.spec.name, names.join("+")),
+                    if secs > 0.0 { u.min(1.0) } else { 0.0 },
+                );
+            }
+            for (pool, a) in c.accels.iter().zip(&c.cfg.accelerators) {
+                let busy: Vec<Time> = pool.busy();
+                let u = busy.iter().fold(Time::ZERO, |x, y| x + *y).as_secs_f64()
+                    / (secs * busy.len() as f64);
+                accelerators.insert(
+                    crate::compute::STAGES[a.stage].to_string(),
+                    if secs > 0.0 { u.min(1.0) } else { 0.0 },
+                );
+            }
+        }
         let mut firmware = std::collections::BTreeMap::new();
         for (i, name) in crate::firmware::STAGE_NAMES.iter().enumerate() {
             firmware.insert(
@@ -359,6 +405,8 @@ impl Report {
                 pcie_down: down,
                 dram: util(&[now.dram_busy], &[base.dram_busy], secs).0,
                 firmware,
+                cores,
+                accelerators,
             },
             ignored_options: ignored
                 .iter()
@@ -368,7 +416,31 @@ impl Report {
                 })
                 .collect(),
             timeseries: d.sampler.as_ref().map(TimeSeries::from_sampler),
+            power: None,
+            energy_j: None,
+            energy_per_io_j: None,
+            energy_per_byte_j: None,
         }
+        .with_power(d, start, end)
+    }
+
+    fn with_power(mut self, d: &Drive, start: Time, end: Time) -> Report {
+        let Some(ledger) = &d.ledger else { return self };
+        let s = d.ramp_energy.unwrap_or((start, [0.0; 8]));
+        let e = (end, d.energy_at(end));
+        let p = crate::power::PowerReport::build(ledger, s, e);
+        let energy = e.1[7] - s.1[7];
+        let ios = self.read.ios + self.write.ios;
+        let bytes = self.read.bytes + self.write.bytes;
+        self.energy_j = Some(energy);
+        self.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
+        self.energy_per_byte_j = Some(if bytes > 0 {
+            energy / bytes as f64
+        } else {
+            0.0
+        });
+        self.power = Some(p);
+        self
     }
 
     /// JSON text.
@@ -448,6 +520,33 @@ impl Report {
             u.pcie_down * 100.0,
             u.dram * 100.0
         );
+        if let Some(p) = &self.power {
+            let _ = writeln!(
+                s,
+                " power: avg {:.3} W, peak {:.3} W, energy {:.4} J ({:.2} uJ/IO), budgets {}",
+                p.avg_w,
+                p.peak_w,
+                self.energy_j.unwrap_or(0.0),
+                self.energy_per_io_j.unwrap_or(0.0) * 1e6,
+                if p.budget_ok { "met" } else { "EXCEEDED" }
+            );
+            let parts: Vec<String> = p
+                .components
+                .iter()
+                .map(|(k, v)| format!("{k} {:.1} mW", v.avg_w * 1e3))
+                .collect();
+            let _ = writeln!(s, "        {}", parts.join(", "));
+            for (k, (limit, avg, ok)) in &p.budgets {
+                if !ok {
+                    let _ = writeln!(
+                        s,
+                        "        budget {k}: {:.1} mW > {:.1} mW",
+                        avg * 1e3,
+                        limit * 1e3
+                    );
+                }
+            }
+        }
         if !self.ignored_options.is_empty() {
             let _ = writeln!(s, "ignored options (no meaning in a simulator):");
             for i in &self.ignored_options {

@@ -372,6 +372,61 @@ pub fn parse_percent(s: &str) -> Result<f64, UnitError> {
     Ok(v / 100.0)
 }
 
+/// Parse a power such as `"35mW"`, `"8W"`, `"120uW"` into watts.
+pub fn parse_power(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    let m = match u {
+        "W" => 1.0,
+        "mW" => 1e-3,
+        "uW" | "µW" => 1e-6,
+        "nW" => 1e-9,
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': expected a power such as \"35mW\" (W, mW, uW, nW)"
+            )))
+        }
+    };
+    Ok(v * m)
+}
+
+/// Parse an energy such as `"2.5uJ"`, `"20pJ"` into joules.
+pub fn parse_energy(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    let m = match u {
+        "J" => 1.0,
+        "mJ" => 1e-3,
+        "uJ" | "µJ" => 1e-6,
+        "nJ" => 1e-9,
+        "pJ" => 1e-12,
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': expected an energy such as \"2.5uJ\" (J, mJ, uJ, nJ, pJ)"
+            )))
+        }
+    };
+    Ok(v * m)
+}
+
+/// Parse an operation rate such as `"50Mop/s"` into operations per second.
+pub fn parse_op_rate(s: &str) -> Result<f64, UnitError> {
+    let (v, u) = split_num(s)?;
+    let m = match u {
+        "op/s" => 1.0,
+        "kop/s" => 1e3,
+        "Mop/s" => 1e6,
+        "Gop/s" => 1e9,
+        _ => {
+            return Err(UnitError(format!(
+                "'{s}': expected an operation rate such as \"50Mop/s\" (op/s, kop/s, Mop/s, Gop/s)"
+            )))
+        }
+    };
+    if v <= 0.0 {
+        return Err(UnitError(format!("'{s}': a rate must be positive")));
+    }
+    Ok(v * m)
+}
+
 /// Parse a frequency such as `"100MHz"` or `"1GHz"` into hertz.
 pub fn parse_frequency(s: &str) -> Result<f64, UnitError> {
     let (v, u) = split_num(s)?;

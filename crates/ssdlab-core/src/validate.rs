@@ -84,11 +84,284 @@ fn scenarios() -> Vec<Scenario> {
             }],
         },
     ]
+    .into_iter()
+    .chain(seed000())
+    .collect()
+}
+
+/// Seed 000: the NVMe RAM disk on a 100 MHz EISC core (Table 2) and with a
+/// 1 GHz Cortex-A9. The firmware's per-command work is calibrated from the
+/// EISC random-read figure only; every other figure is a prediction.
+fn seed000() -> Vec<Scenario> {
+    const SRC: &str = "seed 000, Table 2 (Iometer on the OpenSSD NVMe RAM disk)";
+    const SRC_A9: &str = "seed 000 text: Cortex-A9 at 1 GHz reaches about 300K IOPS and 1.7 GB/s";
+    let job = |rw: &str, bs: &str, n: u32| {
+        format!("[{rw}]\nrw={rw}\nbs={bs}\niodepth=8\nnumjobs=4\nnumber_ios={n}\n")
+    };
+    let mut v = Vec::new();
+    for (dev, name, rw, bs, n, reference, metric, src, iops) in [
+        (
+            "seed000-eisc-ramdisk",
+            "seed000-eisc-randread-4k",
+            "randread",
+            "4k",
+            3000,
+            4356.0,
+            "read IOPS (calibration point)",
+            SRC,
+            true,
+        ),
+        (
+            "seed000-eisc-ramdisk",
+            "seed000-eisc-randwrite-4k",
+            "randwrite",
+            "4k",
+            3000,
+            4395.0,
+            "write IOPS",
+            SRC,
+            true,
+        ),
+        (
+            "seed000-eisc-ramdisk",
+            "seed000-eisc-seqread-128k",
+            "read",
+            "128k",
+            1000,
+            106.5,
+            "read bandwidth (MB/s)",
+            SRC,
+            false,
+        ),
+        (
+            "seed000-eisc-ramdisk",
+            "seed000-eisc-seqwrite-128k",
+            "write",
+            "128k",
+            1000,
+            106.1,
+            "write bandwidth (MB/s)",
+            SRC,
+            false,
+        ),
+        (
+            "seed000-a9-ramdisk",
+            "seed000-a9-randread-4k",
+            "randread",
+            "4k",
+            30000,
+            300_000.0,
+            "read IOPS",
+            SRC_A9,
+            true,
+        ),
+        (
+            "seed000-a9-ramdisk",
+            "seed000-a9-randwrite-4k",
+            "randwrite",
+            "4k",
+            30000,
+            300_000.0,
+            "write IOPS",
+            SRC_A9,
+            true,
+        ),
+        (
+            "seed000-a9-ramdisk",
+            "seed000-a9-seqread-128k",
+            "read",
+            "128k",
+            3000,
+            1700.0,
+            "read bandwidth (MB/s)",
+            SRC_A9,
+            false,
+        ),
+        (
+            "seed000-a9-ramdisk",
+            "seed000-a9-seqwrite-128k",
+            "write",
+            "128k",
+            3000,
+            1700.0,
+            "write bandwidth (MB/s)",
+            SRC_A9,
+            false,
+        ),
+    ] {
+        let write = rw.contains("write");
+        let get: fn(&Report) -> f64 = match (write, iops) {
+            (false, true) => |r| r.read.iops,
+            (true, true) => |r| r.write.iops,
+            (false, false) => |r| r.read.bw_bytes_per_s / 1e6,
+            (true, false) => |r| r.write.bw_bytes_per_s / 1e6,
+        };
+        v.push(Scenario {
+            name: leak(name),
+            device: dev,
+            job: leak(&job(rw, bs, n)),
+            precondition: Precondition::Fresh,
+            metrics: vec![Metric {
+                name: leak(metric),
+                reference,
+                tolerance_pct: 15.0,
+                source: src,
+                get,
+            }],
+        });
+    }
+    v
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
 }
 
 /// Names of all scenarios.
 pub fn names() -> Vec<&'static str> {
-    scenarios().iter().map(|s| s.name).collect()
+    let mut v: Vec<&'static str> = scenarios().iter().map(|s| s.name).collect();
+    v.push(SEED004);
+    v
+}
+
+const SEED004: &str = "seed004-controllers";
+
+/// One seed-004 design's results.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Seed004Row {
+    /// Design number (1..=10).
+    pub design: u32,
+    /// Random 4 KiB read IOPS at QD32.
+    pub iops: f64,
+    /// Average core power (W).
+    pub core_w: f64,
+    /// Average core + accelerator power (W).
+    pub controller_w: f64,
+    /// Energy per I/O (J).
+    pub energy_per_io_j: f64,
+    /// Core power within the 192 mW budget.
+    pub cores_within_budget: bool,
+}
+
+/// Run the ten seed-004 designs (PM9A3-class drive, random 4 KiB read, QD32).
+pub fn seed004_table() -> Result<Vec<Seed004Row>, String> {
+    let mut rows = Vec::new();
+    for n in 1..=10 {
+        let device =
+            Device::preset(&format!("seed004-controller-{n}")).map_err(|e| e.to_string())?;
+        let workload = fio::parse_str(
+            "[r]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios=200000\n",
+            SEED004,
+        )
+        .map_err(|e| e.to_string())?;
+        let r = simulate_quiet(&RunSpec::new(device, workload, SEED004))
+            .map_err(|e| format!("{SEED004}: {e}"))?;
+        let p = r
+            .power
+            .as_ref()
+            .ok_or("seed004 presets carry a [power] section")?;
+        rows.push(Seed004Row {
+            design: n,
+            iops: r.read.iops,
+            core_w: p.components["cores"].avg_w,
+            controller_w: p.components["cores"].avg_w + p.components["accelerators"].avg_w,
+            energy_per_io_j: r.energy_per_io_j.unwrap_or(0.0),
+            cores_within_budget: p.budgets.get("cores").is_some_and(|b| b.2),
+        });
+    }
+    Ok(rows)
+}
+
+/// Seed 004's findings as checks.
+fn seed004(out: &mut Vec<Check>) -> Result<(), String> {
+    let res: Vec<(u32, f64, f64, f64, f64, bool)> = seed004_table()?
+        .into_iter()
+        .map(|r| {
+            (
+                r.design,
+                r.iops,
+                r.core_w,
+                r.controller_w,
+                r.energy_per_io_j,
+                r.cores_within_budget,
+            )
+        })
+        .collect();
+    let g = |n: usize| res[n - 1];
+    let src = "seed 004 (PowerSim), chapter 6 findings";
+    let mut push = |metric: &str, reference: f64, simulated: f64, tol: f64| {
+        let err = if reference != 0.0 {
+            (simulated - reference) / reference * 100.0
+        } else {
+            simulated * 100.0
+        };
+        out.push(Check {
+            scenario: SEED004.into(),
+            metric: metric.into(),
+            reference,
+            simulated,
+            error_pct: err,
+            tolerance_pct: tol,
+            source: src.into(),
+            pass: err.abs() <= tol,
+        });
+    };
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    push(
+        "ctrl 2 vs 1: core power cut (%)",
+        41.0,
+        (1.0 - g(2).2 / g(1).2) * 100.0,
+        25.0,
+    );
+    push(
+        "ctrl 2 vs 1: IOPS cut (%)",
+        19.0,
+        (1.0 - g(2).1 / g(1).1) * 100.0,
+        25.0,
+    );
+    let best_single = (3..=6)
+        .max_by(|&a, &c| g(a).1.total_cmp(&g(c).1))
+        .unwrap_or(0);
+    push(
+        "cache lookup (ctrl 4) is the best single acceleration (1=yes)",
+        1.0,
+        b(best_single == 4),
+        0.0,
+    );
+    push(
+        "ctrl 4 misses the core budget (1=yes)",
+        1.0,
+        b(!g(4).5),
+        0.0,
+    );
+    push(
+        "ctrls 7-10 meet the core budget (count of 4)",
+        4.0,
+        (7..=10).filter(|&n| g(n).5).count() as f64,
+        0.0,
+    );
+    let top_iops = (1..=10).map(|n| g(n).1).fold(0.0, f64::max);
+    push(
+        "full acceleration (9/10) has the highest IOPS (1=yes)",
+        1.0,
+        b(g(9).1.max(g(10).1) >= top_iops),
+        0.0,
+    );
+    let min_ctl = (1..=10).map(|n| g(n).3).fold(f64::INFINITY, f64::min);
+    push(
+        "full acceleration has the lowest controller power (1=yes)",
+        1.0,
+        b(g(9).3.min(g(10).3) <= min_ctl),
+        0.0,
+    );
+    let min_e = (1..=10).map(|n| g(n).4).fold(f64::INFINITY, f64::min);
+    push(
+        "full acceleration has the lowest energy per I/O (1=yes)",
+        1.0,
+        b(g(9).4.min(g(10).4) <= min_e),
+        0.0,
+    );
+    Ok(())
 }
 
 /// Run every scenario whose name contains `filter`.
@@ -102,7 +375,7 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
         }
         on_start(s.name);
         let device = Device::preset(s.device).map_err(|e| e.to_string())?;
-        let workload = fio::parse_str(s.job, s.name).map_err(|e| e.to_string())?;
+        let workload = fio::parse_str(s.job, s.name).map_err(|e| format!("{}: {e}", s.name))?;
         let spec = RunSpec {
             device,
             workload,
@@ -128,6 +401,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
             });
         }
     }
+    if filter.is_none_or(|f| SEED004.contains(f)) {
+        on_start(SEED004);
+        seed004(&mut out)?;
+    }
     Ok(out)
 }
 
@@ -136,13 +413,13 @@ pub fn to_text(checks: &[Check]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<28} {:<26} {:>12} {:>12} {:>8} {:>6}  result",
+        "{:<28} {:<40} {:>12} {:>12} {:>8} {:>6}  result",
         "scenario", "metric", "reference", "simulated", "error", "tol"
     );
     for c in checks {
         let _ = writeln!(
             s,
-            "{:<28} {:<26} {:>12.2} {:>12.2} {:>7.1}% {:>5.1}%  {}",
+            "{:<28} {:<40} {:>12.2} {:>12.2} {:>7.1}% {:>5.1}%  {}",
             c.scenario,
             c.metric,
             c.reference,

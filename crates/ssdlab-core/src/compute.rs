@@ -1,0 +1,661 @@
+//! Controller compute: firmware stages on modelled cores or hardware
+//! accelerators (seed 004, PowerSim; seed 000, an NVMe device on a 100 MHz
+//! EISC core).
+//!
+//! A stage's cost on a core is `cycles / clock + memory_accesses ×
+//! memory_latency` per operation (per command for fetch, parse and
+//! completion; per mapping unit for cache lookup, translation and issue).
+//! The cores that list a stage form a pool: a multi-server FIFO queue shared
+//! by every stage the pool runs, in arrival order. An accelerator stage runs
+//! on N pipelined instances, each accepting one operation per
+//! `1 / throughput` and finishing it `latency` later. Off-critical-path
+//! firmware (GC victim selection, cache eviction decisions, active-block
+//! allocation) always runs in software, on the pool that lists `ftl`.
+//!
+//! Without a `[controller]` section the stages are the fixed-service-time
+//! skeleton of `[firmware]` (zero by default).
+
+use crate::config::ConfigProblem;
+use crate::engine::FifoServer;
+use crate::units::{parse_frequency, parse_op_rate, parse_power, parse_time, Time};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Critical-path stage names, in pipeline order (index = stage id).
+pub const STAGES: [&str; 6] = [
+    "fetch",
+    "parse",
+    "cache_lookup",
+    "translate",
+    "issue",
+    "complete",
+];
+/// Off-critical-path software work.
+pub const BACKGROUND: [&str; 3] = ["gc", "cache_evict", "block_alloc"];
+
+/// Software cost of one operation of a stage.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OpCost {
+    /// Core cycles of computation.
+    #[serde(default)]
+    pub cycles: u64,
+    /// Memory accesses that miss the core's local memory (each costs the spec's memory latency).
+    #[serde(default)]
+    pub mem_accesses: u64,
+}
+
+/// `[controller.core_specs.NAME]`: a core type.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreSpecFile {
+    /// Clock, e.g. `"1GHz"`.
+    pub clock: String,
+    /// Latency of one memory access that leaves the core.
+    pub memory_latency: String,
+    /// Power while executing.
+    pub active_power: String,
+    /// Power while idle (leakage).
+    pub idle_power: String,
+}
+
+/// `[[controller.cores]]`: identical cores running a set of stages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreGroupFile {
+    /// Core spec name (built in or from `core_specs`).
+    pub spec: String,
+    /// Number of cores in the group.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Stages the group runs (critical-path names, or `ftl` for background work).
+    pub stages: Vec<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// `[[controller.accelerators]]`: hardware instances of one stage.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceleratorFile {
+    /// Stage accelerated.
+    pub stage: String,
+    /// Instances.
+    #[serde(default = "one")]
+    pub instances: u32,
+    /// Latency of one operation.
+    pub latency: String,
+    /// Operations accepted per second by one instance.
+    pub throughput: String,
+    /// Power of one busy instance.
+    pub active_power: String,
+    /// Power of one idle instance.
+    pub idle_power: String,
+}
+
+/// `[controller]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerFile {
+    /// How firmware learns of a doorbell: `"interrupt"` or `"polling"`.
+    #[serde(default = "d_doorbell")]
+    pub doorbell: String,
+    /// Polling period (with `doorbell = "polling"`).
+    #[serde(default)]
+    pub polling_interval: Option<String>,
+    /// NVMe host controller clock.
+    #[serde(default)]
+    pub host_controller_clock: Option<String>,
+    /// Host controller cycles per command (SQE fetch handling and CQE posting).
+    #[serde(default)]
+    pub host_controller_cycles: u64,
+    /// Host controller power while busy.
+    #[serde(default = "d_zero_w")]
+    pub host_controller_active_power: String,
+    /// Host controller power while idle.
+    #[serde(default = "d_zero_w")]
+    pub host_controller_idle_power: String,
+    /// Extra core specs by name.
+    #[serde(default)]
+    pub core_specs: BTreeMap<String, CoreSpecFile>,
+    /// Core groups.
+    #[serde(default)]
+    pub cores: Vec<CoreGroupFile>,
+    /// Accelerators.
+    #[serde(default)]
+    pub accelerators: Vec<AcceleratorFile>,
+    /// Software cost per operation of each stage (and of `gc`, `cache_evict`, `block_alloc`).
+    #[serde(default)]
+    pub costs: BTreeMap<String, OpCost>,
+}
+
+fn d_doorbell() -> String {
+    "interrupt".into()
+}
+fn d_zero_w() -> String {
+    "0mW".into()
+}
+
+/// A resolved core type.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreSpec {
+    /// Name.
+    pub name: String,
+    /// Clock (Hz).
+    pub clock_hz: f64,
+    /// Memory access latency.
+    pub memory_latency: Time,
+    /// Active power (W).
+    pub active_w: f64,
+    /// Idle power (W).
+    pub idle_w: f64,
+}
+
+impl CoreSpec {
+    /// Time of one operation of cost `c` on this core.
+    pub fn op_time(&self, c: OpCost) -> Time {
+        Time::from_secs_f64(c.cycles as f64 / self.clock_hz)
+            + self.memory_latency.times(c.mem_accesses)
+    }
+}
+
+/// Built-in core specs (see docs/models/controller-and-power.md for sources and assumptions).
+pub fn builtin_specs() -> Vec<CoreSpec> {
+    let s = |name: &str, hz: f64, mem_ns: u64, act_mw: f64, idle_mw: f64| CoreSpec {
+        name: name.into(),
+        clock_hz: hz,
+        memory_latency: Time::ns(mem_ns),
+        active_w: act_mw / 1e3,
+        idle_w: idle_mw / 1e3,
+    };
+    vec![
+        s("arm-1ghz", 1e9, 10, 48.0, 8.0),
+        s("arm-100mhz", 1e8, 20, 5.0, 1.2),
+        s("cortex-a9-1ghz", 1e9, 10, 400.0, 80.0),
+        s("eisc-100mhz", 1e8, 450, 6.0, 1.5),
+    ]
+}
+
+/// A resolved core group.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreGroup {
+    /// Spec.
+    pub spec: CoreSpec,
+    /// Cores.
+    pub count: u32,
+    /// Critical-path stage ids run by this group.
+    pub stages: Vec<usize>,
+    /// Runs background FTL work.
+    pub ftl: bool,
+}
+
+/// A resolved accelerator.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accelerator {
+    /// Stage id.
+    pub stage: usize,
+    /// Instances.
+    pub instances: u32,
+    /// Latency per operation.
+    pub latency: Time,
+    /// Initiation interval per instance (1 / throughput).
+    pub interval: Time,
+    /// Active power per instance (W).
+    pub active_w: f64,
+    /// Idle power per instance (W).
+    pub idle_w: f64,
+}
+
+/// Resolved controller compute configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct ControllerConfig {
+    /// Firmware polls doorbells every this often (None: interrupt, immediate).
+    pub polling: Option<Time>,
+    /// Host controller time per command.
+    pub host_controller_time: Time,
+    /// Host controller active / idle power (W).
+    pub host_controller_w: (f64, f64),
+    /// Core groups.
+    pub groups: Vec<CoreGroup>,
+    /// Accelerators.
+    pub accelerators: Vec<Accelerator>,
+    /// Costs of stages (index = stage id).
+    pub costs: [OpCost; 6],
+    /// Costs of background work (gc, cache_evict, block_alloc).
+    pub background: [OpCost; 3],
+}
+
+fn problem(out: &mut Vec<ConfigProblem>, key: &str, msg: impl Into<String>) {
+    out.push(ConfigProblem {
+        key: key.into(),
+        message: msg.into(),
+    });
+}
+
+impl ControllerFile {
+    /// Resolve, pushing every problem into `out`.
+    pub fn resolve(&self, out: &mut Vec<ConfigProblem>) -> Option<ControllerConfig> {
+        let n0 = out.len();
+        let polling = match self.doorbell.as_str() {
+            "interrupt" => {
+                if self.polling_interval.is_some() {
+                    problem(
+                        out,
+                        "controller.polling_interval",
+                        "given but doorbell = \"interrupt\"",
+                    );
+                }
+                None
+            }
+            "polling" => match self.polling_interval.as_deref().map(parse_time) {
+                Some(Ok(t)) if t > Time::ZERO => Some(t),
+                Some(Ok(_)) => {
+                    problem(out, "controller.polling_interval", "must be positive");
+                    None
+                }
+                Some(Err(e)) => {
+                    problem(out, "controller.polling_interval", e.0);
+                    None
+                }
+                None => {
+                    problem(
+                        out,
+                        "controller.polling_interval",
+                        "required with doorbell = \"polling\" (e.g. \"1us\")",
+                    );
+                    None
+                }
+            },
+            o => {
+                problem(
+                    out,
+                    "controller.doorbell",
+                    format!("'{o}' is not a doorbell mode (expected \"interrupt\" or \"polling\")"),
+                );
+                None
+            }
+        };
+        let hc_clock = match self.host_controller_clock.as_deref().map(parse_frequency) {
+            None => None,
+            Some(Ok(f)) => Some(f),
+            Some(Err(e)) => {
+                problem(out, "controller.host_controller_clock", e.0);
+                None
+            }
+        };
+        if self.host_controller_cycles > 0
+            && hc_clock.is_none()
+            && self.host_controller_clock.is_none()
+        {
+            problem(
+                out,
+                "controller.host_controller_clock",
+                "required when host_controller_cycles > 0",
+            );
+        }
+        let host_controller_time = hc_clock.map_or(Time::ZERO, |f| {
+            Time::from_secs_f64(self.host_controller_cycles as f64 / f)
+        });
+        let pw = |out: &mut Vec<ConfigProblem>, k: &str, v: &str| {
+            parse_power(v).unwrap_or_else(|e| {
+                problem(out, k, e.0);
+                0.0
+            })
+        };
+        let host_controller_w = (
+            pw(
+                out,
+                "controller.host_controller_active_power",
+                &self.host_controller_active_power,
+            ),
+            pw(
+                out,
+                "controller.host_controller_idle_power",
+                &self.host_controller_idle_power,
+            ),
+        );
+        let mut specs = builtin_specs();
+        for (name, f) in &self.core_specs {
+            let k = format!("controller.core_specs.{name}");
+            let clock_hz = parse_frequency(&f.clock).unwrap_or_else(|e| {
+                problem(out, &format!("{k}.clock"), e.0);
+                1.0
+            });
+            let memory_latency = parse_time(&f.memory_latency).unwrap_or_else(|e| {
+                problem(out, &format!("{k}.memory_latency"), e.0);
+                Time::ZERO
+            });
+            let spec = CoreSpec {
+                name: name.clone(),
+                clock_hz,
+                memory_latency,
+                active_w: pw(out, &format!("{k}.active_power"), &f.active_power),
+                idle_w: pw(out, &format!("{k}.idle_power"), &f.idle_power),
+            };
+            specs.retain(|s| &s.name != name);
+            specs.push(spec);
+        }
+        let mut costs = [OpCost::default(); 6];
+        let mut background = [OpCost::default(); 3];
+        for (name, c) in &self.costs {
+            if let Some(i) = STAGES.iter().position(|s| s == name) {
+                costs[i] = *c;
+            } else if let Some(i) = BACKGROUND.iter().position(|s| s == name) {
+                background[i] = *c;
+            } else {
+                problem(
+                    out,
+                    &format!("controller.costs.{name}"),
+                    format!(
+                        "unknown stage '{name}' (expected one of {}, {})",
+                        STAGES.join(", "),
+                        BACKGROUND.join(", ")
+                    ),
+                );
+            }
+        }
+        let mut owner: [Option<String>; 6] = Default::default();
+        let mut groups = Vec::new();
+        let mut ftl_groups = 0;
+        for (gi, g) in self.cores.iter().enumerate() {
+            let k = format!("controller.cores[{gi}]");
+            let Some(spec) = specs.iter().find(|s| s.name == g.spec).cloned() else {
+                problem(out, &format!("{k}.spec"), format!("unknown core spec '{}' (built in: {}; or define it under [controller.core_specs.NAME])", g.spec, builtin_specs().iter().map(|s| s.name.clone()).collect::<Vec<_>>().join(", ")));
+                continue;
+            };
+            if g.count == 0 {
+                problem(out, &format!("{k}.count"), "must be at least 1");
+            }
+            let mut stages = Vec::new();
+            let mut ftl = false;
+            for (si, st) in g.stages.iter().enumerate() {
+                if st == "ftl" {
+                    ftl = true;
+                    continue;
+                }
+                match STAGES.iter().position(|s| s == st) {
+                    Some(i) => {
+                        if let Some(o) = &owner[i] {
+                            problem(
+                                out,
+                                &format!("{k}.stages[{si}]"),
+                                format!("stage '{st}' is already run by {o}"),
+                            );
+                        }
+                        owner[i] = Some(k.clone());
+                        stages.push(i);
+                    }
+                    None => problem(
+                        out,
+                        &format!("{k}.stages[{si}]"),
+                        format!(
+                            "unknown stage '{st}' (expected {} or ftl)",
+                            STAGES.join(", ")
+                        ),
+                    ),
+                }
+            }
+            ftl_groups += ftl as u32;
+            groups.push(CoreGroup {
+                spec,
+                count: g.count,
+                stages,
+                ftl,
+            });
+        }
+        let mut accelerators = Vec::new();
+        for (ai, a) in self.accelerators.iter().enumerate() {
+            let k = format!("controller.accelerators[{ai}]");
+            let Some(stage) = STAGES.iter().position(|s| *s == a.stage) else {
+                problem(
+                    out,
+                    &format!("{k}.stage"),
+                    format!(
+                        "unknown stage '{}' (expected {}); background work stays in software",
+                        a.stage,
+                        STAGES.join(", ")
+                    ),
+                );
+                continue;
+            };
+            if let Some(o) = &owner[stage] {
+                problem(
+                    out,
+                    &format!("{k}.stage"),
+                    format!("stage '{}' is already run by {o}", a.stage),
+                );
+            }
+            owner[stage] = Some(k.clone());
+            if a.instances == 0 {
+                problem(out, &format!("{k}.instances"), "must be at least 1");
+            }
+            let latency = parse_time(&a.latency).unwrap_or_else(|e| {
+                problem(out, &format!("{k}.latency"), e.0);
+                Time::ZERO
+            });
+            let interval = match parse_op_rate(&a.throughput) {
+                Ok(r) => Time::from_secs_f64(1.0 / r),
+                Err(e) => {
+                    problem(out, &format!("{k}.throughput"), e.0);
+                    Time::ZERO
+                }
+            };
+            accelerators.push(Accelerator {
+                stage,
+                instances: a.instances,
+                latency,
+                interval,
+                active_w: pw(out, &format!("{k}.active_power"), &a.active_power),
+                idle_w: pw(out, &format!("{k}.idle_power"), &a.idle_power),
+            });
+        }
+        for (i, o) in owner.iter().enumerate() {
+            if o.is_none() {
+                problem(
+                    out,
+                    "controller",
+                    format!(
+                        "stage '{}' is run by no core group and no accelerator",
+                        STAGES[i]
+                    ),
+                );
+            }
+        }
+        if ftl_groups != 1 {
+            problem(out, "controller.cores", format!("exactly one core group must list 'ftl' (background GC, eviction and allocation work always runs in software); {ftl_groups} do"));
+        }
+        if out.len() > n0 {
+            return None;
+        }
+        Some(ControllerConfig {
+            polling,
+            host_controller_time,
+            host_controller_w,
+            groups,
+            accelerators,
+            costs,
+            background,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Runtime
+// ---------------------------------------------------------------------------
+
+/// A pool of identical servers (cores or accelerator instances).
+#[derive(Debug, Clone)]
+pub struct Pool {
+    servers: Vec<FifoServer>,
+}
+
+impl Pool {
+    fn new(n: u32) -> Pool {
+        Pool {
+            servers: vec![FifoServer::default(); n.max(1) as usize],
+        }
+    }
+    /// Serve one job of `service` arriving at `at` on the server that starts it earliest.
+    #[inline]
+    fn serve(&mut self, at: Time, service: Time) -> (Time, Time) {
+        let mut best = 0;
+        let mut best_free = Time::MAX;
+        for (i, s) in self.servers.iter().enumerate() {
+            let f = s.free_at();
+            if f <= at {
+                best = i;
+                break;
+            }
+            if f < best_free {
+                best_free = f;
+                best = i;
+            }
+        }
+        self.servers[best].reserve(at, service)
+    }
+    /// Busy time per server.
+    pub fn busy(&self) -> Vec<Time> {
+        self.servers.iter().map(|s| s.busy()).collect()
+    }
+    /// Time the earliest server is free.
+    fn free_at(&self) -> Time {
+        self.servers
+            .iter()
+            .map(|s| s.free_at())
+            .min()
+            .unwrap_or(Time::ZERO)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Exec {
+    Group(usize),
+    Accel(usize),
+}
+
+/// The controller's compute resources at run time.
+pub struct Compute {
+    /// Configuration.
+    pub cfg: ControllerConfig,
+    exec: [Exec; 6],
+    op_time: [Time; 6],
+    bg_time: [Time; 3],
+    ftl_group: usize,
+    /// Core group pools.
+    pub groups: Vec<Pool>,
+    /// Accelerator pools.
+    pub accels: Vec<Pool>,
+    /// Host controller.
+    pub host_controller: FifoServer,
+    /// Operations per stage.
+    pub ops: [u64; 6],
+}
+
+impl Compute {
+    /// Build from a resolved configuration (validated: every stage has an executor).
+    pub fn new(cfg: ControllerConfig) -> Compute {
+        let mut exec = [Exec::Group(0); 6];
+        let mut op_time = [Time::ZERO; 6];
+        let mut ftl_group = 0;
+        for (gi, g) in cfg.groups.iter().enumerate() {
+            for &s in &g.stages {
+                exec[s] = Exec::Group(gi);
+                op_time[s] = g.spec.op_time(cfg.costs[s]);
+            }
+            if g.ftl {
+                ftl_group = gi;
+            }
+        }
+        for (ai, a) in cfg.accelerators.iter().enumerate() {
+            exec[a.stage] = Exec::Accel(ai);
+            op_time[a.stage] = a.interval;
+        }
+        let ftl_spec = &cfg.groups[ftl_group].spec;
+        let bg_time = [
+            ftl_spec.op_time(cfg.background[0]),
+            ftl_spec.op_time(cfg.background[1]),
+            ftl_spec.op_time(cfg.background[2]),
+        ];
+        Compute {
+            groups: cfg.groups.iter().map(|g| Pool::new(g.count)).collect(),
+            accels: cfg
+                .accelerators
+                .iter()
+                .map(|a| Pool::new(a.instances))
+                .collect(),
+            exec,
+            op_time,
+            bg_time,
+            ftl_group,
+            host_controller: FifoServer::default(),
+            ops: [0; 6],
+            cfg,
+        }
+    }
+
+    /// Serve `n` operations of stage `s` arriving at `at`; returns when they are done.
+    #[inline]
+    pub fn serve(&mut self, s: usize, at: Time, n: u64) -> Time {
+        if n == 0 {
+            return at;
+        }
+        self.ops[s] += n;
+        match self.exec[s] {
+            Exec::Group(g) => self.groups[g].serve(at, self.op_time[s].times(n)).1,
+            Exec::Accel(a) => {
+                // Pipelined: each instance accepts one operation per interval.
+                let acc = &self.cfg.accelerators[a];
+                let pool = &mut self.accels[a];
+                let mut last = at;
+                for _ in 0..n {
+                    let (st, _) = pool.serve(at, acc.interval);
+                    let done = st + acc.latency.max(acc.interval);
+                    if done > last {
+                        last = done;
+                    }
+                }
+                last
+            }
+        }
+    }
+
+    /// Time the executor of stage `s` can next start work.
+    pub fn free_at(&self, s: usize) -> Time {
+        match self.exec[s] {
+            Exec::Group(g) => self.groups[g].free_at(),
+            Exec::Accel(a) => self.accels[a].free_at(),
+        }
+    }
+
+    /// Background software work (0 gc victim selection, 1 cache eviction decision, 2 block allocation) on the FTL core.
+    #[inline]
+    pub fn background(&mut self, kind: usize, at: Time) -> Time {
+        let t = self.bg_time[kind];
+        if t == Time::ZERO {
+            return at;
+        }
+        self.groups[self.ftl_group].serve(at, t).1
+    }
+
+    /// Host controller work for one command arriving at `at`.
+    #[inline]
+    pub fn host_controller(&mut self, at: Time) -> Time {
+        if self.cfg.host_controller_time == Time::ZERO {
+            return at;
+        }
+        self.host_controller
+            .reserve(at, self.cfg.host_controller_time)
+            .1
+    }
+
+    /// When firmware notices a doorbell written at `at`.
+    #[inline]
+    pub fn notice_doorbell(&self, at: Time) -> Time {
+        match self.cfg.polling {
+            None => at,
+            Some(p) => Time(at.0.div_ceil(p.0) * p.0),
+        }
+    }
+}

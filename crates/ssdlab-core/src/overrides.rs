@@ -1,0 +1,376 @@
+//! Dotted-path overrides of a device description.
+//!
+//! A design-space sweep or a script changes a few values of a base device
+//! file: `nand.channels = 16`, `nand.t_read[1] = "50us"`, `ftl.gc_policy =
+//! "cost-benefit"`. [`apply`] sets each value at its key path (the same paths
+//! [`crate::config::DeviceFile::resolve`] names in its problems) in the TOML
+//! of the base file and reads the result back as a
+//! [`DeviceFile`], so an override is checked by exactly the same rules as a
+//! value written in the file. An unknown key, an index out of range or a
+//! value of the wrong type is a [`ConfigProblem`] keyed by that override's
+//! path; every such problem is reported, not only the first.
+//!
+//! Paths: keys separated by `.`, each optionally followed by `[i]` indices
+//! (`nand.t_read[2]`, `nvme.wrr_weights[0]`). A missing table on the way
+//! (`host.submit_overhead` when the file has no `[host]`) is created.
+
+use crate::config::{ConfigError, ConfigProblem, DeviceFile};
+use toml::{Table, Value};
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// A table key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+/// Split a dotted key path (`nand.t_read[1]`) into its segments.
+pub fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
+    let mut segs = Vec::new();
+    if path.trim().is_empty() {
+        return Err("empty key path".into());
+    }
+    for part in path.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if name.is_empty() {
+            return Err(format!(
+                "'{path}' is not a key path (expected keys joined by '.', e.g. nand.channels or nand.t_read[1])"
+            ));
+        }
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!("'{name}' in '{path}' is not a TOML bare key"));
+        }
+        segs.push(Segment::Key(name.to_string()));
+        while !rest.is_empty() {
+            let Some(end) = rest.find(']') else {
+                return Err(format!("unclosed '[' in '{path}'"));
+            };
+            let idx = rest[1..end]
+                .trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{}' in '{path}' is not an array index", &rest[..=end]))?;
+            segs.push(Segment::Index(idx));
+            rest = &rest[end + 1..];
+            if !rest.is_empty() && !rest.starts_with('[') {
+                return Err(format!("unexpected '{rest}' after an index in '{path}'"));
+            }
+        }
+    }
+    Ok(segs)
+}
+
+/// Read an override value written as text, as on a command line: TOML
+/// value syntax if it parses (`16`, `true`, `"50us"`, `["40us", "45us"]`),
+/// otherwise the text itself as a string (`50us`, `cost-benefit`).
+pub fn parse_value(text: &str) -> Value {
+    let t = text.trim();
+    match toml::from_str::<Table>(&format!("v = {t}")) {
+        Ok(mut tab) => tab.remove("v").unwrap_or_else(|| Value::String(t.into())),
+        Err(_) => Value::String(t.to_string()),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a datetime",
+        Value::Array(_) => "an array",
+        Value::Table(_) => "a table",
+    }
+}
+
+/// Set `value` at `segs` in `root`, creating missing tables on the way.
+fn set(root: &mut Table, segs: &[Segment], value: Value) -> Result<(), String> {
+    let mut cur: &mut Value = {
+        let Some(Segment::Key(first)) = segs.first() else {
+            return Err("a key path starts with a key".into());
+        };
+        if segs.len() == 1 {
+            root.insert(first.clone(), value);
+            return Ok(());
+        }
+        root.entry(first.clone()).or_insert_with(|| match segs[1] {
+            Segment::Key(_) => Value::Table(Table::new()),
+            Segment::Index(_) => Value::Array(Vec::new()),
+        })
+    };
+    let mut walked = match &segs[0] {
+        Segment::Key(k) => k.clone(),
+        Segment::Index(_) => unreachable!("checked above"),
+    };
+    for (i, seg) in segs.iter().enumerate().skip(1) {
+        let last = i == segs.len() - 1;
+        let next_is_key = matches!(segs.get(i + 1), Some(Segment::Key(_)));
+        match seg {
+            Segment::Key(k) => {
+                let Value::Table(t) = cur else {
+                    return Err(format!("{walked} is {}, not a table", type_name(cur)));
+                };
+                if last {
+                    t.insert(k.clone(), value);
+                    return Ok(());
+                }
+                cur = t.entry(k.clone()).or_insert_with(|| {
+                    if next_is_key {
+                        Value::Table(Table::new())
+                    } else {
+                        Value::Array(Vec::new())
+                    }
+                });
+                walked = format!("{walked}.{k}");
+            }
+            Segment::Index(ix) => {
+                let Value::Array(a) = cur else {
+                    return Err(format!("{walked} is {}, not an array", type_name(cur)));
+                };
+                let len = a.len();
+                let Some(slot) = a.get_mut(*ix) else {
+                    return Err(format!(
+                        "index {ix} is out of range: {walked} has {len} element{}",
+                        if len == 1 { "" } else { "s" }
+                    ));
+                };
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                cur = slot;
+                walked = format!("{walked}[{ix}]");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn read_back(t: &Table) -> Result<DeviceFile, String> {
+    Value::Table(t.clone())
+        .try_into::<DeviceFile>()
+        .map_err(|e| one_line(&e.to_string()))
+}
+
+/// Apply `overrides` (key path, value) to the device file `text` and return
+/// the edited [`DeviceFile`] (not yet resolved: call
+/// [`DeviceFile::resolve`] for the value checks).
+///
+/// Errors: a problem in `text` itself is reported as by
+/// [`DeviceFile::from_toml_str`]; otherwise every override that names no
+/// key of a device file, indexes out of range, or has a value of the wrong
+/// type is one problem keyed by its path.
+pub fn apply(
+    text: &str,
+    source: &str,
+    overrides: &[(String, Value)],
+) -> Result<DeviceFile, ConfigError> {
+    let base = DeviceFile::from_toml_str(text, source)?;
+    if overrides.is_empty() {
+        return Ok(base);
+    }
+    let base_table: Table = toml::from_str(text).map_err(|e| ConfigError {
+        source: source.to_string(),
+        problems: vec![ConfigProblem {
+            key: "(toml)".into(),
+            message: one_line(&e.to_string()),
+        }],
+    })?;
+    let mut problems = Vec::new();
+    let mut all = base_table.clone();
+    for (path, value) in overrides {
+        let segs = match parse_path(path) {
+            Ok(s) => s,
+            Err(m) => {
+                problems.push(ConfigProblem {
+                    key: path.clone(),
+                    message: m,
+                });
+                continue;
+            }
+        };
+        // Each override alone on the base file, so a problem is pinned to its path.
+        let mut alone = base_table.clone();
+        let checked = set(&mut alone, &segs, value.clone()).and_then(|()| read_back(&alone));
+        if let Err(m) = checked {
+            problems.push(ConfigProblem {
+                key: path.clone(),
+                message: m,
+            });
+            continue;
+        }
+        if let Err(m) = set(&mut all, &segs, value.clone()) {
+            problems.push(ConfigProblem {
+                key: path.clone(),
+                message: m,
+            });
+        }
+    }
+    if problems.is_empty() {
+        match read_back(&all) {
+            Ok(f) => return Ok(f),
+            Err(m) => problems.push(ConfigProblem {
+                key: "(overrides)".into(),
+                message: m,
+            }),
+        }
+    }
+    Err(ConfigError {
+        source: source.to_string(),
+        problems,
+    })
+}
+
+/// [`apply`] with values written as text (see [`parse_value`]).
+pub fn apply_str(
+    text: &str,
+    source: &str,
+    overrides: &[(String, String)],
+) -> Result<DeviceFile, ConfigError> {
+    let ov: Vec<(String, Value)> = overrides
+        .iter()
+        .map(|(k, v)| (k.clone(), parse_value(v)))
+        .collect();
+    apply(text, source, &ov)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::preset_text;
+
+    fn pm() -> String {
+        preset_text("pm9a3-960g").unwrap().to_string()
+    }
+
+    fn ov(k: &str, v: Value) -> (String, Value) {
+        (k.to_string(), v)
+    }
+
+    #[test]
+    fn paths_parse() {
+        assert_eq!(
+            parse_path("nand.t_read[1]").unwrap(),
+            vec![
+                Segment::Key("nand".into()),
+                Segment::Key("t_read".into()),
+                Segment::Index(1)
+            ]
+        );
+        assert!(parse_path("nand..channels").is_err());
+        assert!(parse_path("nand.t_read[x]").is_err());
+        assert!(parse_path("nand.t_read[1").is_err());
+        assert!(parse_path("").is_err());
+    }
+
+    #[test]
+    fn values_parse_as_toml_or_string() {
+        assert_eq!(parse_value("16"), Value::Integer(16));
+        assert_eq!(parse_value("true"), Value::Boolean(true));
+        assert_eq!(parse_value("50us"), Value::String("50us".into()));
+        assert_eq!(parse_value("\"50us\""), Value::String("50us".into()));
+        assert_eq!(
+            parse_value("[\"1us\", \"2us\"]"),
+            Value::Array(vec![
+                Value::String("1us".into()),
+                Value::String("2us".into())
+            ])
+        );
+    }
+
+    #[test]
+    fn overrides_change_the_resolved_device() {
+        let f = apply(
+            &pm(),
+            "pm",
+            &[
+                ov("nand.channels", Value::Integer(16)),
+                ov("nand.t_read[1]", Value::String("50us".into())),
+                ov("ftl.gc_policy", Value::String("cost-benefit".into())),
+                ov("firmware.fetch", Value::String("1us".into())),
+            ],
+        )
+        .unwrap();
+        let d = f.resolve("pm").unwrap();
+        assert_eq!(d.nand.channels, 16);
+        assert_eq!(d.nand.t_read[1], crate::units::parse_time("50us").unwrap());
+        assert_eq!(d.ftl.gc_policy, crate::config::GcPolicy::CostBenefit);
+        assert_eq!(d.firmware.fetch, crate::units::parse_time("1us").unwrap());
+    }
+
+    #[test]
+    fn every_bad_override_is_a_problem_at_its_path() {
+        let e = apply(
+            &pm(),
+            "pm",
+            &[
+                ov("nand.chanels", Value::Integer(16)),
+                ov("nand.channels", Value::String("many".into())),
+                ov("nand.t_read[7]", Value::String("50us".into())),
+                ov("nandd.channels", Value::Integer(1)),
+                ov("nand.channels.x", Value::Integer(1)),
+                ov("ftl.gc_policy", Value::String("greedy".into())),
+            ],
+        )
+        .unwrap_err();
+        let keys: Vec<_> = e.problems.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec![
+                "nand.chanels",
+                "nand.channels",
+                "nand.t_read[7]",
+                "nandd.channels",
+                "nand.channels.x"
+            ],
+            "{e}"
+        );
+        assert!(e.problems[0].message.contains("chanels"), "{e}");
+        assert!(e.problems[2].message.contains("out of range"), "{e}");
+    }
+
+    #[test]
+    fn value_errors_come_from_resolve_with_the_same_key() {
+        let f = apply(&pm(), "pm", &[ov("pcie.generation", Value::Integer(9))]).unwrap();
+        let e = f.resolve("pm").unwrap_err();
+        assert_eq!(e.problems[0].key, "pcie.generation");
+    }
+
+    #[test]
+    fn bad_base_text_is_reported_as_by_from_toml_str() {
+        let e = apply("name = ", "x.toml", &[]).unwrap_err();
+        assert_eq!(e.source, "x.toml");
+        assert_eq!(e.problems.len(), 1);
+    }
+
+    #[test]
+    fn missing_tables_are_created() {
+        let text: String = pm()
+            .lines()
+            .filter(|l| {
+                !l.starts_with("[host]")
+                    && !l.starts_with("submit_overhead")
+                    && !l.starts_with("complete_overhead")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!text.contains("[host]"));
+        let f = apply_str(&text, "x", &[("host.submit_overhead".into(), "3us".into())]).unwrap();
+        assert_eq!(f.host.submit_overhead, "3us");
+    }
+}

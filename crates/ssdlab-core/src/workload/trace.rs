@@ -1,0 +1,2751 @@
+//! Block-trace input: streaming parsers for public block I/O trace formats.
+//!
+//! A [`TraceReader`] turns a text trace into [`TraceRecord`]s one line at a
+//! time, in constant memory (one line buffer of at most 64 KiB, a few
+//! counters): a 100-million-line trace streams. Every malformed line stops
+//! the reader with a [`TraceError`] naming the file and the 1-based line;
+//! after an error the reader yields nothing more. Nothing panics on any
+//! input.
+//!
+//! # Formats
+//!
+//! | [`TraceFormat`] | name | line layout | units |
+//! | --- | --- | --- | --- |
+//! | [`Msr`](TraceFormat::Msr) | `msr` | `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` | Windows FILETIME (100 ns ticks), `Read`/`Write`, bytes; device `Hostname_DiskNumber` |
+//! | [`Spc`](TraceFormat::Spc) | `spc` | `ASU,LBA,Size,Opcode,Timestamp[,...]` | 512 B sectors, bytes, `r`/`w`, seconds; device = ASU |
+//! | [`Blkparse`](TraceFormat::Blkparse) | `blkparse` | `MAJ,MIN CPU SEQ TIME PID ACTION RWBS SECTOR + COUNT [COMM]` | seconds, 512 B sectors; device `MAJ,MIN` |
+//! | [`DiskSim`](TraceFormat::DiskSim) | `disksim` | `TIME DEVICE LBA SECTORS TYPE` | ms (see [`TraceReader::with_disksim_time_unit`]), 512 B sectors, `0` write / `1` read |
+//! | [`Alibaba`](TraceFormat::Alibaba) | `alibaba` | `device_id,opcode,offset,length,timestamp` | `R`/`W`, bytes, µs |
+//! | [`Tencent`](TraceFormat::Tencent) | `tencent` | `Timestamp,Offset,Size,IOType,VolumeID` | seconds, 512 B sectors, `0` read / `1` write |
+//! | [`FioIolog`](TraceFormat::FioIolog) | `iolog` | `fio version 3 iolog`, then `TIME FILENAME ACTION [OFFSET LENGTH]` | ms, bytes; device = file name |
+//!
+//! Common rules:
+//!
+//! * Blank lines and lines whose first non-blank character is `#` are
+//!   skipped. A UTF-8 byte-order mark and `\r\n` line ends are accepted.
+//! * For the column formats (`msr`, `spc`, `disksim`, `alibaba`,
+//!   `tencent`) the first data line is skipped if it is a header: the
+//!   format's number of fields, each a name starting with a letter.
+//! * Times are made relative to the first record of the file (the first
+//!   request, or the first trim/flush/sync; see below). Records must be
+//!   in non-decreasing time order; a record earlier than its predecessor is
+//!   an error naming its line. The exception is `blkparse`, whose events
+//!   are logged per CPU and can be slightly out of order: a record up to
+//!   1 ms earlier than its predecessor is accepted and clamped to the
+//!   predecessor's time; more than 1 ms is an error.
+//! * A zero-length request is an error, and so is one longer than 4 GiB
+//!   (blktrace itself records at most 4 GiB - 1) or one whose end
+//!   overflows 64 bits.
+//! * Numbers are parsed exactly (decimal fractions are converted to whole
+//!   picoseconds, rounded to nearest, without going through `f64`); an
+//!   exponent such as `1.5e-3` is accepted in time fields.
+//!
+//! Format-specific rules:
+//!
+//! * `blkparse`: only `D` (issue to driver) events are used. Lines that do
+//!   not start with a digit are text (the per-CPU and total summaries) and
+//!   are skipped; a line that starts with a digit must be a well-formed event
+//!   (`MAJ,MIN CPU SEQ TIME PID ACTION RWBS ...`). Other actions (`Q`, `G`,
+//!   `I`, `C`, `m`, ...) are checked and skipped. A `D` event whose RWBS
+//!   has `R` or `W` must be followed by `SECTOR + COUNT`, except a flush
+//!   (RWBS containing `F` with no sector or a count of 0). Discards (`D` in
+//!   RWBS without `R`/`W`) and flushes are not requests: they are skipped and
+//!   counted as "other" operations ([`TraceReader::other_ops`],
+//!   [`TraceStats::other`]), as are SCSI pass-through requests
+//!   (`BYTES (CDB) [COMM]`); `N` events (no data) are skipped.
+//! * `iolog`: only version 3 (with timestamps) is supported; a version 2
+//!   log is an error. `add`/`open`/`close` lines are checked and skipped;
+//!   `trim`, `sync` and `datasync` are skipped and counted as "other";
+//!   `wait` (not allowed in v3) and unknown actions are errors.
+//! * `disksim`: the DiskSim ASCII format has times in milliseconds. MQSim
+//!   reads the same layout with a configurable time unit (usually
+//!   nanoseconds, as integers); use
+//!   [`TraceReader::with_disksim_time_unit`] for such files.
+//!
+//! [`TraceReader::open`] detects the format from the first data lines when
+//! none is given ([`detect`]); compressed files (gzip, xz, zstd, bzip2) are
+//! rejected with a hint to decompress them first.
+//!
+//! [`stats`] summarises a trace (mix, sizes, footprint, inter-arrival times)
+//! in bounded memory; [`TraceFilter`] selects a device and a time window, and
+//! [`Remap`] maps trace offsets onto a smaller simulated drive.
+
+use crate::units::Time;
+use hdrhistogram::Histogram;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, ErrorKind, Read};
+use std::path::Path;
+use std::str::FromStr;
+
+/// Bytes per sector in the sector-addressed formats.
+const SECTOR: u64 = 512;
+/// Longest accepted line, in bytes (bounds the reader's memory).
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// Largest accepted request, in bytes (4 GiB).
+pub const MAX_REQUEST_BYTES: u64 = 1 << 32;
+/// How far (in picoseconds) a blkparse record may go back in time: 1 ms.
+const BLKPARSE_REORDER_PS: u128 = 1_000_000_000;
+/// Data lines [`TraceReader::open`] gives to [`detect`].
+const DETECT_LINES: usize = 16;
+/// Bytes [`TraceReader::open`] reads ahead to detect the format.
+const DETECT_BYTES: usize = 64 * 1024;
+/// Block size used by the footprint count.
+const FOOTPRINT_BLOCK: u64 = 4096;
+/// Address range (bytes) up to which the footprint is counted exactly: 1 TiB,
+/// that is a bitmap of at most 2^28 bits = 32 MiB.
+pub const FOOTPRINT_EXACT_LIMIT_BYTES: u64 = 1 << 40;
+
+// ---------------------------------------------------------------------------
+// Formats
+
+/// A block-trace text format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TraceFormat {
+    /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+    Msr,
+    /// SNIA SPC / UMass CSV (Financial, WebSearch): `ASU,LBA,Size,Opcode,Timestamp[,...]`.
+    Spc,
+    /// Default text output of `blkparse` (blktrace).
+    Blkparse,
+    /// DiskSim / MQSim ASCII: `TIME DEVICE LBA SECTORS TYPE`.
+    DiskSim,
+    /// Alibaba block traces (2020) CSV: `device_id,opcode,offset,length,timestamp`.
+    Alibaba,
+    /// Tencent CBS CSV: `Timestamp,Offset,Size,IOType,VolumeID`.
+    Tencent,
+    /// fio I/O log, version 3 (`fio version 3 iolog`).
+    FioIolog,
+}
+
+impl TraceFormat {
+    /// Every format, in the order [`detect`] tries them.
+    pub const ALL: [TraceFormat; 7] = [
+        TraceFormat::Msr,
+        TraceFormat::Alibaba,
+        TraceFormat::Tencent,
+        TraceFormat::Spc,
+        TraceFormat::DiskSim,
+        TraceFormat::Blkparse,
+        TraceFormat::FioIolog,
+    ];
+
+    /// The short name accepted by [`FromStr`]: `msr`, `spc`, `blkparse`,
+    /// `disksim`, `alibaba`, `tencent` or `iolog`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Msr => "msr",
+            TraceFormat::Spc => "spc",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::DiskSim => "disksim",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Tencent => "tencent",
+            TraceFormat::FioIolog => "iolog",
+        }
+    }
+
+    /// A one-line description with the expected line layout.
+    pub fn description(self) -> &'static str {
+        match self {
+            TraceFormat::Msr => {
+                "MSR Cambridge CSV: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
+            }
+            TraceFormat::Spc => "SNIA SPC/UMass CSV: ASU,LBA,Size,Opcode,Timestamp[,...]",
+            TraceFormat::Blkparse => {
+                "blkparse text: MAJ,MIN CPU SEQ TIME PID ACTION RWBS SECTOR + COUNT [COMM]"
+            }
+            TraceFormat::DiskSim => "DiskSim/MQSim ASCII: TIME DEVICE LBA SECTORS TYPE",
+            TraceFormat::Alibaba => "Alibaba 2020 CSV: device_id,opcode,offset,length,timestamp",
+            TraceFormat::Tencent => "Tencent CBS CSV: Timestamp,Offset,Size,IOType,VolumeID",
+            TraceFormat::FioIolog => {
+                "fio iolog v3: 'fio version 3 iolog', then TIME FILENAME ACTION [OFFSET LENGTH]"
+            }
+        }
+    }
+
+    /// Whether the format is a table whose first line may be a header.
+    fn has_columns(self) -> bool {
+        !matches!(self, TraceFormat::Blkparse | TraceFormat::FioIolog)
+    }
+
+    fn names_list() -> String {
+        TraceFormat::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = String;
+
+    /// Parse a format name (case-insensitive); `mqsim` is accepted for
+    /// `disksim`, `umass` for `spc`, `fio-iolog`/`fio` for `iolog`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().to_ascii_lowercase();
+        Ok(match t.as_str() {
+            "msr" => TraceFormat::Msr,
+            "spc" | "umass" => TraceFormat::Spc,
+            "blkparse" | "blktrace" => TraceFormat::Blkparse,
+            "disksim" | "mqsim" => TraceFormat::DiskSim,
+            "alibaba" => TraceFormat::Alibaba,
+            "tencent" => TraceFormat::Tencent,
+            "iolog" | "fio-iolog" | "fio" => TraceFormat::FioIolog,
+            _ => {
+                return Err(format!(
+                    "unknown trace format '{s}'; expected one of: {}",
+                    TraceFormat::names_list()
+                ))
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Records and errors
+
+/// One read or write request of a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceRecord {
+    /// Arrival time since the first record of the file.
+    pub time: Time,
+    /// Write (true) or read (false).
+    pub write: bool,
+    /// Start offset in bytes.
+    pub offset: u64,
+    /// Length in bytes (never 0).
+    pub len: u64,
+    /// Volume or disk id as written in the trace (`Hostname_DiskNumber` for
+    /// MSR, `MAJ,MIN` for blkparse, the file name for iolog).
+    pub device: String,
+}
+
+/// A trace input error naming the file and the 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    /// File name (as given to the reader).
+    pub file: String,
+    /// 1-based line number (0 if the error is not tied to a line).
+    pub line: usize,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    /// `file:line: message`, or `file: message` when `line` is 0.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.file, self.message)
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+fn error(file: &str, line: usize, message: impl Into<String>) -> TraceError {
+    TraceError {
+        file: file.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Field parsing helpers
+
+/// `s` for an error message: at most 40 characters.
+fn show(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// A non-negative decimal integer.
+fn int(s: &str, what: &str) -> Result<u64, String> {
+    if s.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{what} '{}' is not a non-negative integer",
+            show(s)
+        ));
+    }
+    s.parse::<u64>()
+        .map_err(|_| format!("{what} '{}' is too large", show(s)))
+}
+
+/// A count of 512-byte sectors, in bytes.
+fn sectors(s: &str, what: &str) -> Result<u64, String> {
+    let v = int(s, what)?;
+    v.checked_mul(SECTOR)
+        .ok_or_else(|| format!("{what} {v} sectors does not fit in a 64-bit byte count"))
+}
+
+/// Parse a non-negative decimal number (`12`, `0.25`, `.5`, `1.5e-3`) and
+/// return `value * 10^unit_exp`, rounded to the nearest integer, exactly
+/// (no floating point). `None` if malformed or too large for `u128`.
+fn parse_decimal(s: &str, unit_exp: i32) -> Option<u128> {
+    const CAP: u128 = 1_000_000_000_000_000_000_000_000_000_000_000_000; // 1e36
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut mant: u128 = 0;
+    let mut exp: i64 = 0;
+    let mut any = false;
+    while i < b.len() && b[i].is_ascii_digit() {
+        if mant < CAP {
+            mant = mant * 10 + u128::from(b[i] - b'0');
+        } else {
+            exp += 1;
+        }
+        any = true;
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if mant < CAP {
+                mant = mant * 10 + u128::from(b[i] - b'0');
+                exp -= 1;
+            }
+            any = true;
+            i += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        let neg = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i64 = 0;
+        while i < b.len() && b[i].is_ascii_digit() {
+            e = (e * 10 + i64::from(b[i] - b'0')).min(100_000);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exp += if neg { -e } else { e };
+    }
+    if i != b.len() {
+        return None;
+    }
+    let scale = exp + i64::from(unit_exp);
+    if mant == 0 {
+        return Some(0);
+    }
+    if scale >= 0 {
+        if scale > 38 {
+            return None;
+        }
+        mant.checked_mul(10u128.pow(scale as u32))
+    } else {
+        let d = -scale;
+        if d > 38 {
+            return Some(0);
+        }
+        let p = 10u128.pow(d as u32);
+        Some((mant + p / 2) / p)
+    }
+}
+
+/// A time field with unit `10^unit_exp` picoseconds, in picoseconds.
+fn time_field(s: &str, what: &str, unit_exp: i32) -> Result<u128, String> {
+    if s.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    parse_decimal(s, unit_exp).ok_or_else(|| {
+        format!(
+            "{what} '{}' is not a non-negative number (or is too large)",
+            show(s)
+        )
+    })
+}
+
+/// Split on commas, trimming each field; fills `out` and returns the count
+/// of fields (which may exceed `out.len()`).
+fn split_csv<'a>(line: &'a str, out: &mut [&'a str]) -> usize {
+    let mut n = 0;
+    for f in line.split(',') {
+        if let Some(slot) = out.get_mut(n) {
+            *slot = f.trim();
+        }
+        n += 1;
+    }
+    n
+}
+
+/// Split on ASCII white space; as [`split_csv`].
+fn split_ws<'a>(line: &'a str, out: &mut [&'a str]) -> usize {
+    let mut n = 0;
+    for f in line.split_ascii_whitespace() {
+        if let Some(slot) = out.get_mut(n) {
+            *slot = f;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// A non-empty identifier field (device, host...).
+fn ident<'a>(s: &'a str, what: &str) -> Result<&'a str, String> {
+    if s.is_empty() {
+        Err(format!("{what} is empty"))
+    } else {
+        Ok(s)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-line parsers
+
+/// What one data line holds.
+enum Parsed {
+    /// A read or write; `raw` is the absolute time in picoseconds.
+    Io {
+        raw: u128,
+        write: bool,
+        offset: u64,
+        len: u64,
+        device: String,
+    },
+    /// A trim, discard, flush or sync: counted, not simulated.
+    Other { raw: u128, device: String },
+    /// A recognised line that carries no request (iolog header, `open`,
+    /// blkparse events other than `D`...).
+    Skip,
+    /// Text that is not trace data (blkparse summaries).
+    Ignore,
+}
+
+/// Parser state carried across lines.
+struct FormatState {
+    /// iolog: the `fio version 3 iolog` line was seen.
+    iolog_header: bool,
+    /// DiskSim: picoseconds per unit of the TIME column.
+    disksim_unit_ps: u64,
+}
+
+fn parse_line(fmt: TraceFormat, line: &str, st: &mut FormatState) -> Result<Parsed, String> {
+    match fmt {
+        TraceFormat::Msr => parse_msr(line),
+        TraceFormat::Spc => parse_spc(line),
+        TraceFormat::Blkparse => parse_blkparse(line),
+        TraceFormat::DiskSim => parse_disksim(line, st.disksim_unit_ps),
+        TraceFormat::Alibaba => parse_alibaba(line),
+        TraceFormat::Tencent => parse_tencent(line),
+        TraceFormat::FioIolog => parse_iolog(line, st),
+    }
+}
+
+fn parse_msr(line: &str) -> Result<Parsed, String> {
+    let mut f = [""; 7];
+    let n = split_csv(line, &mut f);
+    if n != 7 {
+        return Err(format!(
+            "msr: expected 7 comma-separated fields \
+             (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), found {n}"
+        ));
+    }
+    let ticks = int(f[0], "Timestamp")?;
+    let host = ident(f[1], "Hostname")?;
+    let disk = ident(f[2], "DiskNumber")?;
+    let write = if f[3].eq_ignore_ascii_case("write") {
+        true
+    } else if f[3].eq_ignore_ascii_case("read") {
+        false
+    } else {
+        return Err(format!("Type '{}' is not Read or Write", show(f[3])));
+    };
+    let offset = int(f[4], "Offset")?;
+    let len = int(f[5], "Size")?;
+    int(f[6], "ResponseTime")?;
+    Ok(Parsed::Io {
+        raw: u128::from(ticks) * 100_000,
+        write,
+        offset,
+        len,
+        device: format!("{host}_{disk}"),
+    })
+}
+
+fn parse_spc(line: &str) -> Result<Parsed, String> {
+    let mut f = [""; 5];
+    let n = split_csv(line, &mut f);
+    if n < 5 {
+        return Err(format!(
+            "spc: expected at least 5 comma-separated fields (ASU,LBA,Size,Opcode,Timestamp), found {n}"
+        ));
+    }
+    let asu = ident(f[0], "ASU")?;
+    let offset = sectors(f[1], "LBA")?;
+    let len = int(f[2], "Size")?;
+    let write = match f[3] {
+        "w" | "W" => true,
+        "r" | "R" => false,
+        o => return Err(format!("Opcode '{}' is not r or w", show(o))),
+    };
+    let raw = time_field(f[4], "Timestamp", 12)?;
+    Ok(Parsed::Io {
+        raw,
+        write,
+        offset,
+        len,
+        device: asu.to_string(),
+    })
+}
+
+/// `MAJ,MIN` with both parts decimal.
+fn is_dev(s: &str) -> bool {
+    match s.split_once(',') {
+        Some((a, b)) => {
+            !a.is_empty()
+                && !b.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.bytes().all(|c| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+fn parse_blkparse(line: &str) -> Result<Parsed, String> {
+    if !line.as_bytes().first().is_some_and(|b| b.is_ascii_digit()) {
+        // Summary text ("CPU0 (8,0):", "Total (8,0):", " Reads Queued: ...").
+        return Ok(Parsed::Ignore);
+    }
+    let mut t = [""; 10];
+    let n = split_ws(line, &mut t);
+    if !is_dev(t[0]) {
+        return Err(format!(
+            "blkparse: event lines start with the device 'MAJ,MIN', found '{}'",
+            show(t[0])
+        ));
+    }
+    if n < 7 {
+        return Err(format!(
+            "blkparse: event has {n} fields; expected 'MAJ,MIN CPU SEQ TIME PID ACTION RWBS ...'"
+        ));
+    }
+    int(t[1], "CPU")?;
+    int(t[2], "sequence number")?;
+    let raw = time_field(t[3], "TIME", 12)?;
+    int(t[4], "PID")?;
+    let action = t[5];
+    if action.is_empty() || action.len() > 2 || !action.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(format!(
+            "blkparse: action '{}' is not an action letter (Q, G, I, D, C, ...)",
+            show(action)
+        ));
+    }
+    if action != "D" {
+        return Ok(Parsed::Skip);
+    }
+    let rwbs = t[6];
+    if !rwbs.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(format!(
+            "blkparse: RWBS '{}' is not made of the letters R, W, D, F, N, A, S, M",
+            show(rwbs)
+        ));
+    }
+    let read = rwbs.contains('R');
+    let write = rwbs.contains('W');
+    let flush = rwbs.contains('F');
+    let device = t[0].to_string();
+    if read && write {
+        return Err(format!("blkparse: RWBS '{rwbs}' has both R and W"));
+    }
+    if !read && !write {
+        // Discard ('D') or flush ('F') are counted; 'N' carries no data.
+        return Ok(if rwbs.contains('D') || flush {
+            Parsed::Other { raw, device }
+        } else {
+            Parsed::Skip
+        });
+    }
+    let no_range = n < 8 || t[7].starts_with('[') || t[7].starts_with('(');
+    if no_range {
+        if flush {
+            return Ok(Parsed::Other { raw, device });
+        }
+        return Err(format!(
+            "blkparse: D event with RWBS '{rwbs}' needs 'SECTOR + COUNT' after RWBS"
+        ));
+    }
+    if n >= 9 && t[8].starts_with('(') {
+        // SCSI pass-through request: `BYTES (CDB) [COMM]`; no block range.
+        int(t[7], "pass-through byte count")?;
+        return Ok(Parsed::Other { raw, device });
+    }
+    if n < 10 || t[8] != "+" {
+        return Err(
+            "blkparse: expected 'SECTOR + COUNT' after RWBS (for example '223490 + 8')".to_string(),
+        );
+    }
+    let offset = sectors(t[7], "SECTOR")?;
+    let len = sectors(t[9], "COUNT")?;
+    if len == 0 && flush {
+        return Ok(Parsed::Other { raw, device });
+    }
+    Ok(Parsed::Io {
+        raw,
+        write,
+        offset,
+        len,
+        device,
+    })
+}
+
+fn parse_disksim(line: &str, unit_ps: u64) -> Result<Parsed, String> {
+    let mut f = [""; 5];
+    let n = split_ws(line, &mut f);
+    if n != 5 {
+        return Err(format!(
+            "disksim: expected 5 whitespace-separated fields (TIME DEVICE LBA SECTORS TYPE), found {n}"
+        ));
+    }
+    // Parse in units of 1e-12 of the TIME unit, then scale exactly.
+    let pico_units = time_field(f[0], "TIME", 12)?;
+    let raw = pico_units
+        .checked_mul(u128::from(unit_ps))
+        .map(|v| v / 1_000_000_000_000)
+        .ok_or_else(|| format!("TIME '{}' is too large", show(f[0])))?;
+    let dev = ident(f[1], "DEVICE")?;
+    let offset = sectors(f[2], "LBA")?;
+    let len = sectors(f[3], "SECTORS")?;
+    let write = match f[4] {
+        "0" => true,
+        "1" => false,
+        o => return Err(format!("TYPE '{}' must be 0 (write) or 1 (read)", show(o))),
+    };
+    Ok(Parsed::Io {
+        raw,
+        write,
+        offset,
+        len,
+        device: dev.to_string(),
+    })
+}
+
+fn parse_alibaba(line: &str) -> Result<Parsed, String> {
+    let mut f = [""; 5];
+    let n = split_csv(line, &mut f);
+    if n != 5 {
+        return Err(format!(
+            "alibaba: expected 5 comma-separated fields (device_id,opcode,offset,length,timestamp), found {n}"
+        ));
+    }
+    let dev = ident(f[0], "device_id")?;
+    let write = match f[1] {
+        "W" | "w" => true,
+        "R" | "r" => false,
+        o => return Err(format!("opcode '{}' is not R or W", show(o))),
+    };
+    let offset = int(f[2], "offset")?;
+    let len = int(f[3], "length")?;
+    let raw = time_field(f[4], "timestamp", 6)?;
+    Ok(Parsed::Io {
+        raw,
+        write,
+        offset,
+        len,
+        device: dev.to_string(),
+    })
+}
+
+fn parse_tencent(line: &str) -> Result<Parsed, String> {
+    let mut f = [""; 5];
+    let n = split_csv(line, &mut f);
+    if n != 5 {
+        return Err(format!(
+            "tencent: expected 5 comma-separated fields (Timestamp,Offset,Size,IOType,VolumeID), found {n}"
+        ));
+    }
+    let raw = time_field(f[0], "Timestamp", 12)?;
+    let offset = sectors(f[1], "Offset")?;
+    let len = sectors(f[2], "Size")?;
+    let write = match f[3] {
+        "1" => true,
+        "0" => false,
+        o => {
+            return Err(format!(
+                "IOType '{}' must be 0 (read) or 1 (write)",
+                show(o)
+            ))
+        }
+    };
+    let vol = ident(f[4], "VolumeID")?;
+    Ok(Parsed::Io {
+        raw,
+        write,
+        offset,
+        len,
+        device: vol.to_string(),
+    })
+}
+
+fn parse_iolog(line: &str, st: &mut FormatState) -> Result<Parsed, String> {
+    if !st.iolog_header {
+        let words: Vec<&str> = line.split_ascii_whitespace().take(5).collect();
+        return match words.as_slice() {
+            ["fio", "version", "3", "iolog"] => {
+                st.iolog_header = true;
+                Ok(Parsed::Skip)
+            }
+            ["fio", "version", "2", "iolog"] => {
+                Err("fio iolog v2 (no timestamps) is not supported; use v3".to_string())
+            }
+            ["fio", "version", v, "iolog"] => Err(format!(
+                "fio iolog version '{}' is not supported; use v3 ('fio version 3 iolog')",
+                show(v)
+            )),
+            _ => Err("not a fio iolog: the first line must be 'fio version 3 iolog'".to_string()),
+        };
+    }
+    let mut f = [""; 5];
+    let n = split_ws(line, &mut f);
+    if n < 3 {
+        return Err(format!(
+            "iolog: expected 'TIME FILENAME ACTION [OFFSET LENGTH]', found {n} fields"
+        ));
+    }
+    let raw = time_field(f[0], "TIME", 9)?;
+    let file = f[1];
+    let action = f[2];
+    let want = |k: usize| -> Result<(), String> {
+        if n == k {
+            Ok(())
+        } else {
+            Err(format!(
+                "iolog: action '{action}' takes {k} fields ({}), found {n}",
+                if k == 3 {
+                    "TIME FILENAME ACTION"
+                } else {
+                    "TIME FILENAME ACTION OFFSET LENGTH"
+                }
+            ))
+        }
+    };
+    match action {
+        "add" | "open" | "close" => {
+            want(3)?;
+            Ok(Parsed::Skip)
+        }
+        "read" | "write" => {
+            want(5)?;
+            Ok(Parsed::Io {
+                raw,
+                write: action == "write",
+                offset: int(f[3], "OFFSET")?,
+                len: int(f[4], "LENGTH")?,
+                device: file.to_string(),
+            })
+        }
+        "trim" => {
+            want(5)?;
+            int(f[3], "OFFSET")?;
+            int(f[4], "LENGTH")?;
+            Ok(Parsed::Other {
+                raw,
+                device: file.to_string(),
+            })
+        }
+        "sync" | "datasync" => {
+            want(3)?;
+            Ok(Parsed::Other {
+                raw,
+                device: file.to_string(),
+            })
+        }
+        "wait" => Err("iolog: 'wait' is not allowed in a v3 iolog (timestamps replace it)".into()),
+        o => Err(format!(
+            "iolog: unknown action '{}' (expected add, open, close, read, write, trim, sync or datasync)",
+            show(o)
+        )),
+    }
+}
+
+/// Whether `line` is a header of column names for `fmt`.
+fn is_header(fmt: TraceFormat, line: &str) -> bool {
+    let mut f = [""; 8];
+    let n = if fmt == TraceFormat::DiskSim {
+        split_ws(line, &mut f)
+    } else {
+        split_csv(line, &mut f)
+    };
+    let count_ok = match fmt {
+        TraceFormat::Msr => n == 7,
+        TraceFormat::Spc => n >= 5,
+        TraceFormat::DiskSim | TraceFormat::Alibaba | TraceFormat::Tencent => n == 5,
+        TraceFormat::Blkparse | TraceFormat::FioIolog => false,
+    };
+    count_ok
+        && f.iter().take(n.min(f.len())).all(|x| {
+            x.as_bytes()
+                .first()
+                .is_some_and(|b| b.is_ascii_alphabetic())
+                && parse_decimal(x, 0).is_none()
+        })
+}
+
+// ---------------------------------------------------------------------------
+// Line reader
+
+/// Reads lines of at most [`MAX_LINE_BYTES`] into one reused buffer.
+struct Lines {
+    r: Box<dyn BufRead>,
+    buf: Vec<u8>,
+    line: usize,
+}
+
+impl Lines {
+    /// Next line into `buf` (without `\n`); `Ok(false)` at end of input.
+    fn next_line(&mut self) -> Result<bool, String> {
+        self.buf.clear();
+        let mut got = false;
+        loop {
+            let avail = match self.r.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.line += 1;
+                    return Err(format!("read error: {e}"));
+                }
+            };
+            if avail.is_empty() {
+                if got {
+                    self.line += 1;
+                }
+                return Ok(got);
+            }
+            got = true;
+            let (chunk, used, eol) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (&avail[..i], i + 1, true),
+                None => (avail, avail.len(), false),
+            };
+            if self.buf.len() + chunk.len() > MAX_LINE_BYTES {
+                self.line += 1;
+                return Err(format!(
+                    "line is longer than {MAX_LINE_BYTES} bytes (is this a text trace?)"
+                ));
+            }
+            self.buf.extend_from_slice(chunk);
+            self.r.consume(used);
+            if eol {
+                self.line += 1;
+                return Ok(true);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+/// An item of the internal stream: a request, or an operation that is
+/// counted but not simulated.
+enum Item {
+    Record(TraceRecord),
+    Other { time: Time, device: String },
+}
+
+/// Streaming trace reader: an iterator of [`TraceRecord`]s.
+///
+/// Yields `Err` once, for the first malformed line (or read error), and
+/// `None` after it. Trim, discard, flush and sync operations are not
+/// yielded; [`TraceReader::other_ops`] counts them.
+pub struct TraceReader {
+    lines: Lines,
+    file: String,
+    format: TraceFormat,
+    st: FormatState,
+    /// A data line (possibly a header) was seen.
+    seen_data: bool,
+    /// Absolute time (ps) of the first record.
+    base: Option<u128>,
+    /// Absolute time (ps) and line of the previous record.
+    prev: Option<(u128, usize)>,
+    /// Lines recognised as belonging to the format (for [`detect`]).
+    recognized: u64,
+    others: u64,
+    done: bool,
+}
+
+impl fmt::Debug for TraceReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TraceReader")
+            .field("file", &self.file)
+            .field("format", &self.format)
+            .field("line", &self.lines.line)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TraceReader {
+    /// Open a trace file; with `format` `None`, detect the format from the
+    /// first data lines (see [`detect`]).
+    ///
+    /// The first 64 KiB are read ahead for detection and replayed, so pipes
+    /// and FIFOs work too. Errors (line 0): the file cannot be opened or
+    /// read, it is compressed, or its format cannot be detected.
+    pub fn open(path: &Path, format: Option<TraceFormat>) -> Result<TraceReader, TraceError> {
+        let name = path.display().to_string();
+        let mut f =
+            File::open(path).map_err(|e| error(&name, 0, format!("cannot open trace: {e}")))?;
+        let mut prefix = Vec::with_capacity(DETECT_BYTES);
+        (&mut f)
+            .take(DETECT_BYTES as u64)
+            .read_to_end(&mut prefix)
+            .map_err(|e| error(&name, 0, format!("cannot read trace: {e}")))?;
+        if let Some((kind, tool)) = compression(&prefix) {
+            return Err(error(
+                &name,
+                0,
+                format!(
+                    "the trace is {kind}-compressed; decompress it first (for example `{tool} -dc {name} > trace.txt`)"
+                ),
+            ));
+        }
+        let format = match format {
+            Some(f) => f,
+            None => {
+                let sample = sample_lines(&prefix, prefix.len() == DETECT_BYTES);
+                let refs: Vec<&str> = sample.iter().map(|s| s.as_str()).collect();
+                detect(&name, &refs)?
+            }
+        };
+        let r = BufReader::with_capacity(256 * 1024, Cursor::new(prefix).chain(f));
+        Ok(TraceReader::from_reader(Box::new(r), &name, format))
+    }
+
+    /// Read a trace of a known format from `r`; `file` names it in errors.
+    pub fn from_reader(r: Box<dyn BufRead>, file: &str, format: TraceFormat) -> TraceReader {
+        TraceReader {
+            lines: Lines {
+                r,
+                buf: Vec::new(),
+                line: 0,
+            },
+            file: file.to_string(),
+            format,
+            st: FormatState {
+                iolog_header: false,
+                disksim_unit_ps: Time::ms(1).as_ps(),
+            },
+            seen_data: false,
+            base: None,
+            prev: None,
+            recognized: 0,
+            others: 0,
+            done: false,
+        }
+    }
+
+    /// Set the unit of the TIME column of a [`TraceFormat::DiskSim`] trace
+    /// (default 1 ms, as in DiskSim; MQSim traces are usually in
+    /// nanoseconds: `Time::ns(1)`). A zero unit is taken as 1 ps. No effect
+    /// on other formats.
+    pub fn with_disksim_time_unit(mut self, unit: Time) -> TraceReader {
+        self.st.disksim_unit_ps = unit.as_ps().max(1);
+        self
+    }
+
+    /// The trace format.
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// The file name used in errors.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Number of lines read so far (the line of the last record or error).
+    pub fn line(&self) -> usize {
+        self.lines.line
+    }
+
+    /// Trims, discards, flushes and syncs skipped so far (not yielded).
+    pub fn other_ops(&self) -> u64 {
+        self.others
+    }
+
+    fn fail(&mut self, message: String) -> Option<Result<Item, TraceError>> {
+        self.done = true;
+        Some(Err(error(&self.file, self.lines.line, message)))
+    }
+
+    /// Time of a record relative to the first one, enforcing the order rule.
+    fn stamp(&mut self, raw: u128) -> Result<Time, String> {
+        let line = self.lines.line;
+        let base = *self.base.get_or_insert(raw);
+        let mut raw = raw;
+        if let Some((prev, prev_line)) = self.prev {
+            if raw < prev {
+                let back = prev - raw;
+                if self.format == TraceFormat::Blkparse && back <= BLKPARSE_REORDER_PS {
+                    raw = prev;
+                } else {
+                    return Err(format!(
+                        "time goes backwards by {} (previous record at line {prev_line}); \
+                         records must be in time order{}",
+                        fmt_ps(back),
+                        if self.format == TraceFormat::Blkparse {
+                            " (blkparse: up to 1 ms of reordering is accepted)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+        }
+        let rel = raw - base;
+        if rel > u128::from(u64::MAX) {
+            return Err(format!(
+                "time is {} after the first record; at most ~213 days are supported",
+                fmt_ps(rel)
+            ));
+        }
+        self.prev = Some((raw, line));
+        Ok(Time(rel as u64))
+    }
+
+    /// The next request or counted operation.
+    fn next_item(&mut self) -> Option<Result<Item, TraceError>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            match self.lines.next_line() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(m) => return self.fail(m),
+            }
+            let text = match std::str::from_utf8(&self.lines.buf) {
+                Ok(t) => t,
+                Err(_) => {
+                    return self.fail(
+                        "line is not valid UTF-8 text (is this a binary or compressed file?)"
+                            .to_string(),
+                    )
+                }
+            };
+            let text = if self.lines.line == 1 {
+                text.trim_start_matches('\u{feff}')
+            } else {
+                text
+            };
+            let t = text.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if !self.seen_data {
+                self.seen_data = true;
+                if self.format.has_columns() && is_header(self.format, t) {
+                    continue;
+                }
+            }
+            let parsed = parse_line(self.format, t, &mut self.st);
+            match parsed {
+                Err(m) => return self.fail(m),
+                Ok(Parsed::Ignore) => continue,
+                Ok(Parsed::Skip) => {
+                    self.recognized += 1;
+                    continue;
+                }
+                Ok(Parsed::Other { raw, device }) => {
+                    let time = match self.stamp(raw) {
+                        Ok(t) => t,
+                        Err(m) => return self.fail(m),
+                    };
+                    self.recognized += 1;
+                    self.others += 1;
+                    return Some(Ok(Item::Other { time, device }));
+                }
+                Ok(Parsed::Io {
+                    raw,
+                    write,
+                    offset,
+                    len,
+                    device,
+                }) => {
+                    if len == 0 {
+                        return self.fail("zero-length request".to_string());
+                    }
+                    if len > MAX_REQUEST_BYTES {
+                        return self.fail(format!(
+                            "request of {len} bytes is larger than 4 GiB; not a plausible block I/O"
+                        ));
+                    }
+                    if offset.checked_add(len).is_none() {
+                        return self.fail(format!(
+                            "request end (offset {offset} + length {len}) overflows 64 bits"
+                        ));
+                    }
+                    let time = match self.stamp(raw) {
+                        Ok(t) => t,
+                        Err(m) => return self.fail(m),
+                    };
+                    self.recognized += 1;
+                    return Some(Ok(Item::Record(TraceRecord {
+                        time,
+                        write,
+                        offset,
+                        len,
+                        device,
+                    })));
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.next_item()? {
+                Ok(Item::Record(r)) => return Some(Ok(r)),
+                Ok(Item::Other { .. }) => continue,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for TraceReader {}
+
+/// Exact seconds, without trailing zeros: `1.3320526s`, `0.000001s`, `2s`.
+fn fmt_ps(ps: u128) -> String {
+    let whole = ps / 1_000_000_000_000;
+    let frac = ps % 1_000_000_000_000;
+    if frac == 0 {
+        return format!("{whole}s");
+    }
+    let digits = format!("{frac:012}");
+    format!("{whole}.{}s", digits.trim_end_matches('0'))
+}
+
+/// Compression format recognised by its magic bytes, with the tool to undo it.
+fn compression(prefix: &[u8]) -> Option<(&'static str, &'static str)> {
+    if prefix.starts_with(&[0x1f, 0x8b]) {
+        Some(("gzip", "gzip"))
+    } else if prefix.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some(("xz", "xz"))
+    } else if prefix.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some(("zstd", "zstd"))
+    } else if prefix.starts_with(b"BZh") {
+        Some(("bzip2", "bzip2"))
+    } else {
+        None
+    }
+}
+
+/// The first lines of `prefix` up to [`DETECT_LINES`] data lines (blank and
+/// comment lines included, so line numbers stay right). A final partial line
+/// is dropped when the prefix was cut.
+fn sample_lines(prefix: &[u8], cut: bool) -> Vec<String> {
+    let mut pieces: Vec<&[u8]> = prefix.split(|&b| b == b'\n').collect();
+    if cut && pieces.len() > 1 {
+        pieces.pop();
+    }
+    let mut out = Vec::new();
+    let mut data = 0;
+    for p in pieces {
+        let s = String::from_utf8_lossy(p);
+        let s = s.strip_suffix('\r').unwrap_or(&s).to_string();
+        let t = s.trim();
+        if !t.is_empty() && !t.starts_with('#') {
+            data += 1;
+        }
+        out.push(s);
+        if data >= DETECT_LINES {
+            break;
+        }
+    }
+    out
+}
+
+/// Detect the format of a trace from its first lines (`sample_lines[0]` is
+/// line 1 of `file`; blank and `#` lines are allowed).
+///
+/// Each format's parser reads the sample; the format whose parser accepts
+/// every line and recognises at least one is chosen. The formats are
+/// designed not to overlap: MSR has 7 fields with `Read`/`Write` 4th;
+/// Alibaba 5 with `R`/`W` 2nd; Tencent 5 numeric fields; SPC 5 or more
+/// with `r`/`w` 4th; DiskSim 5 space-separated numbers; blkparse starts
+/// with `MAJ,MIN`; iolog with its `fio version` header. If no format or
+/// several fit, the error lists the formats and why each was rejected.
+pub fn detect(file: &str, sample_lines: &[&str]) -> Result<TraceFormat, TraceError> {
+    let first_data = sample_lines.iter().enumerate().find(|(_, l)| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    });
+    let Some((first_idx, first)) = first_data else {
+        return Err(error(
+            file,
+            0,
+            format!(
+                "cannot detect the trace format: no data lines in the sample (only blank or comment lines); \
+                 give the format explicitly (one of: {})",
+                TraceFormat::names_list()
+            ),
+        ));
+    };
+    let text = sample_lines.join("\n");
+    let run = |fmt: TraceFormat| -> (Option<TraceError>, u64) {
+        let mut r =
+            TraceReader::from_reader(Box::new(Cursor::new(text.clone().into_bytes())), file, fmt);
+        while let Some(item) = r.next_item() {
+            if let Err(e) = item {
+                return (Some(e), r.recognized);
+            }
+        }
+        (None, r.recognized)
+    };
+    if first.trim_start().starts_with("fio version") {
+        return match run(TraceFormat::FioIolog) {
+            (None, _) => Ok(TraceFormat::FioIolog),
+            (Some(e), _) => Err(e),
+        };
+    }
+    let mut fits = Vec::new();
+    let mut rejected = Vec::new();
+    for fmt in TraceFormat::ALL {
+        match run(fmt) {
+            (None, n) if n > 0 => fits.push(fmt),
+            (None, _) => rejected.push((fmt, None, 0)),
+            (Some(e), n) => rejected.push((fmt, Some(e), n)),
+        }
+    }
+    match fits.as_slice() {
+        [one] => return Ok(*one),
+        [] => {}
+        many => {
+            return Err(error(
+                file,
+                0,
+                format!(
+                "the trace format is ambiguous: the first lines fit {}; give the format explicitly",
+                many.iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+            ))
+        }
+    }
+    // One format read some lines before failing: report its error.
+    let partial: Vec<&(TraceFormat, Option<TraceError>, u64)> = rejected
+        .iter()
+        .filter(|(_, e, n)| e.is_some() && *n > 0)
+        .collect();
+    if let [(fmt, Some(e), _)] = partial.as_slice() {
+        return Err(error(
+            file,
+            e.line,
+            format!(
+                "looks like {} ({}), but: {}",
+                fmt.name(),
+                fmt.description(),
+                e.message
+            ),
+        ));
+    }
+    let mut msg =
+        String::from("cannot detect the trace format; give it explicitly. Known formats:");
+    for (fmt, e, _) in &rejected {
+        let why = match e {
+            Some(e) => format!("line {}: {}", e.line, e.message),
+            None => "no data line recognised".to_string(),
+        };
+        msg.push_str(&format!(
+            "\n  {:<9} {}\n            rejected: {}",
+            fmt.name(),
+            fmt.description(),
+            why
+        ));
+    }
+    Err(error(file, first_idx + 1, msg))
+}
+
+// ---------------------------------------------------------------------------
+// Filter and remap
+
+/// Selects records by device and time window. The default keeps everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceFilter {
+    /// Keep only this device (compared with [`TraceRecord::device`] exactly).
+    pub device: Option<String>,
+    /// Keep records at or after this time (since the first record of the file).
+    pub start: Option<Time>,
+    /// Keep records strictly before this time.
+    pub end: Option<Time>,
+}
+
+impl TraceFilter {
+    /// Whether the filter keeps `r`.
+    pub fn keep(&self, r: &TraceRecord) -> bool {
+        self.keep_at(r.time, &r.device)
+    }
+
+    /// Whether the filter keeps an operation at `time` on `device`.
+    pub fn keep_at(&self, time: Time, device: &str) -> bool {
+        self.device.as_deref().is_none_or(|d| d == device)
+            && self.start.is_none_or(|s| time >= s)
+            && self.end.is_none_or(|e| time < e)
+    }
+}
+
+/// How trace offsets are mapped onto a drive of a given capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remap {
+    /// `offset % capacity`.
+    Wrap,
+    /// `offset * capacity / max_offset`: spreads the trace's address space
+    /// (`max_offset`, for example [`TraceStats::max_end_bytes`]) over the
+    /// drive; lengths are not scaled.
+    Scale {
+        /// Size of the trace's address space in bytes.
+        max_offset: u64,
+    },
+}
+
+impl Remap {
+    /// Map the request `[offset, offset + len)` onto a drive of
+    /// `capacity_bytes`, returning `(offset, len)`.
+    ///
+    /// The mapped start is aligned down to `align` and the length rounded up
+    /// to a multiple of `align` (an `align` of 0 is taken as 1), so request
+    /// sizes are kept. The result always lies inside the capacity rounded
+    /// down to `align`: a request that would cross the end is moved back to
+    /// end there, and one longer than the capacity is cut to it. A capacity
+    /// smaller than `align` gives `(0, 0)`. For `Scale`, a `max_offset` of 0
+    /// maps everything to 0.
+    pub fn apply(&self, offset: u64, len: u64, capacity_bytes: u64, align: u64) -> (u64, u64) {
+        let align = u128::from(align.max(1));
+        let cap = u128::from(capacity_bytes) / align * align;
+        if cap == 0 {
+            return (0, 0);
+        }
+        let start = match *self {
+            Remap::Wrap => u128::from(offset) % cap,
+            Remap::Scale { max_offset } => {
+                if max_offset == 0 {
+                    0
+                } else {
+                    u128::from(offset) * cap / u128::from(max_offset)
+                }
+            }
+        };
+        let a_start = start / align * align;
+        let l = (u128::from(len).div_ceil(align) * align).min(cap);
+        let s = if a_start + l > cap { cap - l } else { a_start };
+        // Both are at most `cap`, which fits in u64.
+        (s as u64, l as u64)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+
+/// One power-of-two bucket of request sizes: `min_bytes..=max_bytes`
+/// (`max_bytes = 2 * min_bytes - 1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeBucket {
+    /// Smallest size in the bucket (a power of two).
+    pub min_bytes: u64,
+    /// Largest size in the bucket.
+    pub max_bytes: u64,
+    /// Requests in the bucket.
+    pub count: u64,
+}
+
+/// Inter-arrival times between consecutive kept requests, in nanoseconds
+/// (HDR histogram, 3 significant digits).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InterArrival {
+    /// Number of intervals (requests - 1).
+    pub samples: u64,
+    /// Mean interval.
+    pub mean_ns: f64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// Largest interval.
+    pub max_ns: u64,
+}
+
+/// Summary of a trace (after a [`TraceFilter`]), computed in bounded memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStats {
+    /// Format of the trace.
+    pub format: TraceFormat,
+    /// Reads plus writes.
+    pub records: u64,
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Trims, discards, flushes and syncs (counted, not simulated).
+    pub other: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Request sizes in power-of-two buckets, smallest first; empty buckets
+    /// are left out.
+    pub size_histogram: Vec<SizeBucket>,
+    /// Bytes of distinct 4 KiB blocks touched by reads and writes.
+    pub footprint_bytes: u64,
+    /// Whether `footprint_bytes` is exact. It is while every touched block
+    /// lies below [`FOOTPRINT_EXACT_LIMIT_BYTES`] (1 TiB; a bitmap of at
+    /// most 32 MiB, grown as offsets are seen); above that it is a
+    /// HyperLogLog estimate (2^16 registers, standard error about 0.4%).
+    pub footprint_exact: bool,
+    /// Largest request end (`offset + len`) seen: the trace's address space.
+    pub max_end_bytes: u64,
+    /// Time of the first kept request (since the first record of the file).
+    pub first: Time,
+    /// Time from the first to the last kept request.
+    pub duration: Time,
+    /// Inter-arrival times.
+    pub interarrival: InterArrival,
+}
+
+impl TraceStats {
+    /// Fraction of requests that are reads (0 when there are none).
+    pub fn read_fraction(&self) -> f64 {
+        if self.records == 0 {
+            0.0
+        } else {
+            self.reads as f64 / self.records as f64
+        }
+    }
+
+    /// A human-readable multi-line summary.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let pct = |n: u64| {
+            if self.records == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / self.records as f64
+            }
+        };
+        let _ = writeln!(s, "format         {}", self.format.description());
+        let _ = writeln!(
+            s,
+            "requests       {} (reads {} = {:.1}%, writes {} = {:.1}%)",
+            self.records,
+            self.reads,
+            pct(self.reads),
+            self.writes,
+            pct(self.writes)
+        );
+        if self.other > 0 {
+            let _ = writeln!(
+                s,
+                "other ops      {} (trim/discard/flush/sync; counted, not simulated)",
+                self.other
+            );
+        }
+        let _ = writeln!(
+            s,
+            "bytes          read {}, written {}",
+            human_bytes(self.read_bytes),
+            human_bytes(self.write_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "duration       {:.6} s (first request at {:.6} s)",
+            self.duration.as_secs_f64(),
+            self.first.as_secs_f64()
+        );
+        let _ = writeln!(
+            s,
+            "footprint      {} of distinct 4 KiB blocks ({})",
+            human_bytes(self.footprint_bytes),
+            if self.footprint_exact {
+                "exact"
+            } else {
+                "HyperLogLog estimate, ~0.4% standard error"
+            }
+        );
+        let _ = writeln!(s, "address space  {}", human_bytes(self.max_end_bytes));
+        let ia = &self.interarrival;
+        if ia.samples > 0 {
+            let _ = writeln!(
+                s,
+                "inter-arrival  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {} ({} intervals)",
+                human_ns(ia.p50_ns as f64),
+                human_ns(ia.p90_ns as f64),
+                human_ns(ia.p99_ns as f64),
+                human_ns(ia.p999_ns as f64),
+                human_ns(ia.max_ns as f64),
+                human_ns(ia.mean_ns),
+                ia.samples
+            );
+        }
+        if !self.size_histogram.is_empty() {
+            let _ = writeln!(s, "request sizes");
+            for b in &self.size_histogram {
+                let _ = writeln!(
+                    s,
+                    "  {:>10} .. {:<10} {:>12}  {:5.1}%",
+                    human_bytes(b.min_bytes),
+                    human_bytes(b.max_bytes + 1),
+                    b.count,
+                    pct(b.count)
+                );
+            }
+        }
+        s
+    }
+}
+
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+fn human_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.3}s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3}ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.3}us", ns / 1e3)
+    } else {
+        format!("{ns:.0}ns")
+    }
+}
+
+/// 64-bit mixer (splitmix64 finaliser) for the HyperLogLog.
+fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// HyperLogLog distinct counter with `2^P` one-byte registers and Ertl's
+/// improved raw estimator (no bias tables needed).
+struct Hll {
+    regs: Vec<u8>,
+}
+
+impl Hll {
+    const P: u32 = 16;
+    const Q: u32 = 64 - Self::P;
+
+    fn new() -> Hll {
+        Hll {
+            regs: vec![0; 1 << Self::P],
+        }
+    }
+
+    fn insert(&mut self, x: u64) {
+        let h = mix64(x);
+        let idx = (h >> Self::Q) as usize;
+        let w = h << Self::P;
+        let rank = if w == 0 {
+            Self::Q + 1
+        } else {
+            w.leading_zeros() + 1
+        } as u8;
+        if let Some(r) = self.regs.get_mut(idx) {
+            if *r < rank {
+                *r = rank;
+            }
+        }
+    }
+
+    fn estimate(&self) -> f64 {
+        let m = self.regs.len() as f64;
+        let q = Self::Q as usize;
+        let mut c = vec![0u64; q + 2];
+        for &r in &self.regs {
+            c[(r as usize).min(q + 1)] += 1;
+        }
+        let mut z = m * hll_tau(1.0 - c[q + 1] as f64 / m);
+        for k in (1..=q).rev() {
+            z = 0.5 * (z + c[k] as f64);
+        }
+        z += m * hll_sigma(c[0] as f64 / m);
+        if !z.is_finite() || z <= 0.0 {
+            return 0.0;
+        }
+        let alpha_inf = 1.0 / (2.0 * std::f64::consts::LN_2);
+        alpha_inf * m * m / z
+    }
+}
+
+fn hll_sigma(mut x: f64) -> f64 {
+    if x >= 1.0 {
+        return f64::INFINITY;
+    }
+    let mut y = 1.0;
+    let mut z = x;
+    loop {
+        x *= x;
+        let old = z;
+        z += x * y;
+        y += y;
+        if z == old {
+            return z;
+        }
+    }
+}
+
+fn hll_tau(mut x: f64) -> f64 {
+    if x <= 0.0 || x >= 1.0 {
+        return 0.0;
+    }
+    let mut y = 1.0;
+    let mut z = 1.0 - x;
+    loop {
+        x = x.sqrt();
+        let old = z;
+        y *= 0.5;
+        z -= (1.0 - x) * (1.0 - x) * y;
+        if z == old {
+            return z / 3.0;
+        }
+    }
+}
+
+/// Distinct 4 KiB blocks touched: an exact, growable bitmap while every
+/// block lies below `limit_blocks`, then a HyperLogLog.
+struct Footprint {
+    bits: Vec<u64>,
+    limit_blocks: u64,
+    hll: Option<Hll>,
+}
+
+impl Footprint {
+    fn new(limit_bytes: u64) -> Footprint {
+        Footprint {
+            bits: Vec::new(),
+            limit_blocks: limit_bytes / FOOTPRINT_BLOCK,
+            hll: None,
+        }
+    }
+
+    fn add(&mut self, offset: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let first = offset / FOOTPRINT_BLOCK;
+        let last = offset.saturating_add(len - 1) / FOOTPRINT_BLOCK;
+        if self.hll.is_none() && last >= self.limit_blocks {
+            self.switch_to_hll();
+        }
+        match &mut self.hll {
+            Some(h) => {
+                for b in first..=last {
+                    h.insert(b);
+                }
+            }
+            None => self.set_range(first, last),
+        }
+    }
+
+    fn set_range(&mut self, first: u64, last: u64) {
+        let need = (last / 64 + 1) as usize;
+        if self.bits.len() < need {
+            let limit_words = self.limit_blocks.div_ceil(64) as usize;
+            let new_len = need.max(self.bits.len() * 2).min(limit_words.max(need));
+            self.bits.resize(new_len, 0);
+        }
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        for w in fw..=lw {
+            let lo = if w == fw { first % 64 } else { 0 };
+            let hi = if w == lw { last % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - (hi - lo))) << lo;
+            if let Some(word) = self.bits.get_mut(w) {
+                *word |= mask;
+            }
+        }
+    }
+
+    fn switch_to_hll(&mut self) {
+        let mut h = Hll::new();
+        for (i, &w) in self.bits.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                let b = w.trailing_zeros() as u64;
+                h.insert(i as u64 * 64 + b);
+                w &= w - 1;
+            }
+        }
+        self.bits = Vec::new();
+        self.hll = Some(h);
+    }
+
+    /// (distinct blocks, exact?)
+    fn count(&self) -> (u64, bool) {
+        match &self.hll {
+            Some(h) => (h.estimate().round() as u64, false),
+            None => (
+                self.bits.iter().map(|w| u64::from(w.count_ones())).sum(),
+                true,
+            ),
+        }
+    }
+}
+
+/// Running totals for [`stats`].
+struct StatsAcc {
+    reads: u64,
+    writes: u64,
+    other: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+    sizes: [u64; 64],
+    footprint: Footprint,
+    max_end: u64,
+    first: Option<Time>,
+    last: Time,
+    ia: Option<Histogram<u64>>,
+    ia_sum_ns: u128,
+    ia_n: u64,
+}
+
+impl StatsAcc {
+    fn new(footprint_limit_bytes: u64) -> StatsAcc {
+        StatsAcc {
+            reads: 0,
+            writes: 0,
+            other: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            sizes: [0; 64],
+            footprint: Footprint::new(footprint_limit_bytes),
+            max_end: 0,
+            first: None,
+            last: Time::ZERO,
+            ia: Histogram::new(3).ok(),
+            ia_sum_ns: 0,
+            ia_n: 0,
+        }
+    }
+
+    fn add(&mut self, r: &TraceRecord) {
+        if r.write {
+            self.writes += 1;
+            self.write_bytes = self.write_bytes.saturating_add(r.len);
+        } else {
+            self.reads += 1;
+            self.read_bytes = self.read_bytes.saturating_add(r.len);
+        }
+        if r.len > 0 {
+            self.sizes[63 - r.len.leading_zeros() as usize] += 1;
+        }
+        self.footprint.add(r.offset, r.len);
+        self.max_end = self.max_end.max(r.offset.saturating_add(r.len));
+        if self.first.is_none() {
+            self.first = Some(r.time);
+        } else {
+            let d = r.time.saturating_sub(self.last).as_ns();
+            if let Some(h) = &mut self.ia {
+                // `record` grows the histogram; clamp only if it cannot.
+                if h.record(d).is_err() {
+                    h.saturating_record(d);
+                }
+            }
+            self.ia_sum_ns += u128::from(d);
+            self.ia_n += 1;
+        }
+        self.last = r.time;
+    }
+
+    fn finish(self, format: TraceFormat) -> TraceStats {
+        let (blocks, exact) = self.footprint.count();
+        let size_histogram = self
+            .sizes
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(k, &c)| SizeBucket {
+                min_bytes: 1u64 << k,
+                max_bytes: (1u64 << k)
+                    .saturating_mul(2)
+                    .saturating_sub(1)
+                    .max(1u64 << k),
+                count: c,
+            })
+            .collect();
+        let mut interarrival = InterArrival {
+            samples: self.ia_n,
+            ..InterArrival::default()
+        };
+        if self.ia_n > 0 {
+            interarrival.mean_ns = self.ia_sum_ns as f64 / self.ia_n as f64;
+            if let Some(h) = &self.ia {
+                interarrival.p50_ns = h.value_at_quantile(0.5);
+                interarrival.p90_ns = h.value_at_quantile(0.9);
+                interarrival.p99_ns = h.value_at_quantile(0.99);
+                interarrival.p999_ns = h.value_at_quantile(0.999);
+                interarrival.max_ns = h.max();
+            }
+        }
+        let first = self.first.unwrap_or(Time::ZERO);
+        TraceStats {
+            format,
+            records: self.reads + self.writes,
+            reads: self.reads,
+            writes: self.writes,
+            other: self.other,
+            read_bytes: self.read_bytes,
+            write_bytes: self.write_bytes,
+            size_histogram,
+            footprint_bytes: blocks.saturating_mul(FOOTPRINT_BLOCK),
+            footprint_exact: exact,
+            max_end_bytes: self.max_end,
+            first,
+            duration: self.last.saturating_sub(first),
+            interarrival,
+        }
+    }
+}
+
+/// Summarise a trace: request mix, bytes, size histogram, footprint,
+/// inter-arrival percentiles and duration of the records `filter` keeps
+/// (trims/flushes/syncs it keeps are counted in [`TraceStats::other`]).
+///
+/// Reads the whole trace (every line is validated, also outside the
+/// window) in bounded memory: at most 32 MiB of footprint bitmap (see
+/// [`TraceStats::footprint_exact`]), 64 KiB of HyperLogLog registers and a
+/// small HDR histogram. Fails with the reader's first error.
+pub fn stats(reader: TraceReader, filter: &TraceFilter) -> Result<TraceStats, TraceError> {
+    stats_with_limit(reader, filter, FOOTPRINT_EXACT_LIMIT_BYTES)
+}
+
+fn stats_with_limit(
+    mut reader: TraceReader,
+    filter: &TraceFilter,
+    footprint_limit_bytes: u64,
+) -> Result<TraceStats, TraceError> {
+    let mut acc = StatsAcc::new(footprint_limit_bytes);
+    while let Some(item) = reader.next_item() {
+        match item? {
+            Item::Record(r) => {
+                if filter.keep(&r) {
+                    acc.add(&r);
+                }
+            }
+            Item::Other { time, device } => {
+                if filter.keep_at(time, &device) {
+                    acc.other += 1;
+                }
+            }
+        }
+    }
+    Ok(acc.finish(reader.format))
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    const MSR: &str = "\
+128166372003061629,hm,1,Read,9175040,4096,2125
+128166372016382155,hm,1,Write,3154059264,4096,3260
+128166372026382245,hm,1,Write,3154063360,8192,3104
+128166372036382323,hm,0,Read,524288,65536,15110
+";
+
+    const SPC: &str = "\
+0,303567,3584,w,0.000000
+1,55590,3072,W,0.000000
+0,303574,3584,r,0.026214
+2,240840,512,R,0.026214,extra
+";
+
+    const BLKPARSE: &str = "\
+  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]
+  8,0    3        2     0.000001786   697  G   W 223490 + 8 [kjournald]
+  8,0    3        3     0.000002718   697  P   N [kjournald]
+  8,0    3        4     0.000005523   697  I   W 223490 + 8 [kjournald]
+  8,0    3        5     0.000009012   697  D   W 223490 + 8 [kjournald]
+  8,0    0        1     0.000012000  2145  D  FWS [kworker/0:1H]
+  8,0    1        1     0.000011000  3301  D   R 1024 + 16 [cat]
+  8,0    3        6     0.003495302     0  C   W 223490 + 8 [0]
+  8,16   2        1     0.004000000  3301  D  RA 2048 + 256 [cat]
+  8,0    2        2     0.005000000  3301  D   D 4096 + 2048 [fstrim]
+  8,0    0        2     0.006000000     0  m   N cfq497 alloc
+  8,0    0        3     0.006100000  4001  D   R 36 (12 00 00 00 24 00 ..) [sg_inq]
+CPU0 (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB
+Total (8,0):
+Throughput (R/W): 0KiB/s / 1KiB/s
+Events (8,0): 11 entries
+";
+
+    const DISKSIM: &str = "\
+0.000000 0 1024 8 1
+0.512500 0 2048 16 0
+1.000000 1 4096 8 1
+";
+
+    const ALIBABA: &str = "\
+device_id,opcode,offset,length,timestamp
+0,R,126703644672,4096,1577808000000008
+0,W,38654705664,16384,1577808000000102
+3,R,103079215104,4096,1577808000001300
+";
+
+    const TENCENT: &str = "\
+1538323200,2154820608,8,1,1283
+1538323200,2154820616,8,1,1283
+1538323201,61440,256,0,77
+";
+
+    const IOLOG: &str = "\
+fio version 3 iolog
+0 /dev/nvme0n1 add
+0 /dev/nvme0n1 open
+2 /dev/nvme0n1 write 0 4096
+3 /dev/nvme0n1 read 8192 4096
+5 /dev/nvme0n1 trim 0 4096
+6 /dev/nvme0n1 sync
+9 /dev/nvme0n1 write 4096 131072
+10 /dev/nvme0n1 close
+";
+
+    fn reader(text: &str, fmt: TraceFormat) -> TraceReader {
+        TraceReader::from_reader(
+            Box::new(Cursor::new(text.as_bytes().to_vec())),
+            "t.trace",
+            fmt,
+        )
+    }
+
+    fn all(text: &str, fmt: TraceFormat) -> Vec<TraceRecord> {
+        reader(text, fmt)
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn first_err(text: &str, fmt: TraceFormat) -> TraceError {
+        let mut r = reader(text, fmt);
+        let e = loop {
+            match r.next() {
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => break e,
+                None => panic!("no error for {fmt}"),
+            }
+        };
+        assert!(r.next().is_none(), "reader must stop after an error");
+        assert!(r.next().is_none());
+        e
+    }
+
+    fn rec(time: Time, write: bool, offset: u64, len: u64, dev: &str) -> TraceRecord {
+        TraceRecord {
+            time,
+            write,
+            offset,
+            len,
+            device: dev.to_string(),
+        }
+    }
+
+    fn sample(fmt: TraceFormat) -> &'static str {
+        match fmt {
+            TraceFormat::Msr => MSR,
+            TraceFormat::Spc => SPC,
+            TraceFormat::Blkparse => BLKPARSE,
+            TraceFormat::DiskSim => DISKSIM,
+            TraceFormat::Alibaba => ALIBABA,
+            TraceFormat::Tencent => TENCENT,
+            TraceFormat::FioIolog => IOLOG,
+        }
+    }
+
+    #[test]
+    fn msr_parses() {
+        let r = all(MSR, TraceFormat::Msr);
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[0], rec(Time::ZERO, false, 9175040, 4096, "hm_1"));
+        // 13320526 ticks of 100 ns.
+        assert_eq!(
+            r[1],
+            rec(Time::ns(1_332_052_600), true, 3154059264, 4096, "hm_1")
+        );
+        assert_eq!(r[3].device, "hm_0");
+        assert_eq!(r[3].len, 65536);
+    }
+
+    #[test]
+    fn spc_parses() {
+        let r = all(SPC, TraceFormat::Spc);
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[0], rec(Time::ZERO, true, 303567 * 512, 3584, "0"));
+        assert_eq!(r[1].device, "1");
+        assert!(r[1].write);
+        assert_eq!(r[2], rec(Time::us(26214), false, 303574 * 512, 3584, "0"));
+        assert_eq!(r[3].device, "2");
+    }
+
+    #[test]
+    fn blkparse_parses_issue_events_only() {
+        let mut rd = reader(BLKPARSE, TraceFormat::Blkparse);
+        let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
+        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r[0], rec(Time::ZERO, true, 223490 * 512, 4096, "8,0"));
+        // 11.000 us is 1 us before the flush at 12 us: clamped (within 1 ms),
+        // times relative to the first D event at 9.012 us.
+        assert_eq!(
+            r[1],
+            rec(Time::ns(12_000 - 9_012), false, 1024 * 512, 8192, "8,0")
+        );
+        assert_eq!(
+            r[2],
+            rec(
+                Time::ns(4_000_000 - 9_012),
+                false,
+                2048 * 512,
+                131072,
+                "8,16"
+            )
+        );
+        // The FWS flush, the discard and the pass-through are other operations.
+        assert_eq!(rd.other_ops(), 3);
+    }
+
+    #[test]
+    fn disksim_parses() {
+        let r = all(DISKSIM, TraceFormat::DiskSim);
+        assert_eq!(r[0], rec(Time::ZERO, false, 1024 * 512, 4096, "0"));
+        assert_eq!(r[1], rec(Time::ns(512_500), true, 2048 * 512, 8192, "0"));
+        assert_eq!(r[2], rec(Time::ms(1), false, 4096 * 512, 4096, "1"));
+        // MQSim: same layout in nanoseconds.
+        let mq = "4851300 1 524288 16 0\n4864300 1 524304 16 0\n";
+        let r: Vec<_> = reader(mq, TraceFormat::DiskSim)
+            .with_disksim_time_unit(Time::ns(1))
+            .map(|x| x.unwrap())
+            .collect();
+        assert_eq!(r[1].time, Time::ns(13_000));
+    }
+
+    #[test]
+    fn alibaba_parses_with_header() {
+        let r = all(ALIBABA, TraceFormat::Alibaba);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0], rec(Time::ZERO, false, 126703644672, 4096, "0"));
+        assert_eq!(r[1], rec(Time::us(94), true, 38654705664, 16384, "0"));
+        assert_eq!(r[2].time, Time::us(1292));
+        assert_eq!(r[2].device, "3");
+    }
+
+    #[test]
+    fn tencent_parses_with_and_without_header() {
+        let r = all(TENCENT, TraceFormat::Tencent);
+        assert_eq!(r[0], rec(Time::ZERO, true, 2154820608 * 512, 4096, "1283"));
+        assert_eq!(r[1].time, Time::ZERO);
+        assert_eq!(r[2], rec(Time::s(1), false, 61440 * 512, 256 * 512, "77"));
+        let with_header = format!("Timestamp,Offset,Size,IOType,VolumeID\n{TENCENT}");
+        assert_eq!(all(&with_header, TraceFormat::Tencent), r);
+        // Only the first data line may be a header.
+        let e = first_err(
+            &format!("{TENCENT}Timestamp,Offset,Size,IOType,VolumeID\n"),
+            TraceFormat::Tencent,
+        );
+        assert_eq!(e.line, 4);
+    }
+
+    #[test]
+    fn iolog_parses_and_counts_other_ops() {
+        let mut rd = reader(IOLOG, TraceFormat::FioIolog);
+        let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0], rec(Time::ZERO, true, 0, 4096, "/dev/nvme0n1"));
+        assert_eq!(r[1], rec(Time::ms(1), false, 8192, 4096, "/dev/nvme0n1"));
+        assert_eq!(r[2], rec(Time::ms(7), true, 4096, 131072, "/dev/nvme0n1"));
+        assert_eq!(rd.other_ops(), 2);
+        let st = stats(
+            reader(IOLOG, TraceFormat::FioIolog),
+            &TraceFilter::default(),
+        )
+        .unwrap();
+        assert_eq!((st.records, st.other), (3, 2));
+    }
+
+    #[test]
+    fn iolog_v2_is_rejected() {
+        let e = first_err(
+            "fio version 2 iolog\n/dev/sda add\n/dev/sda open\n/dev/sda read 0 4096\n",
+            TraceFormat::FioIolog,
+        );
+        assert_eq!(e.line, 1);
+        assert_eq!(
+            e.message,
+            "fio iolog v2 (no timestamps) is not supported; use v3"
+        );
+        let d = detect("x.log", &["fio version 2 iolog", "/dev/sda add"]).unwrap_err();
+        assert!(d.message.contains("use v3"), "{d}");
+        let e = first_err("fio version 3 iolog\n1 f wait 10\n", TraceFormat::FioIolog);
+        assert!(e.message.contains("wait"), "{e}");
+    }
+
+    #[test]
+    fn comments_blank_lines_bom_and_crlf() {
+        let text = "\u{feff}# recorded on host hm\n\n128166372003061629,hm,1,Read,0,4096,1\r\n   # another\r\n128166372003061630,hm,1,Write,4096,4096,1\r\n";
+        let r = all(text, TraceFormat::Msr);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].time, Time::ns(100));
+        let e = first_err(
+            "# c\n\n128166372003061629,hm,1,Read,0,4096,1\r\n128166372003061629,hm,1,Read,0,,1\r\n",
+            TraceFormat::Msr,
+        );
+        assert_eq!((e.line, e.message.as_str()), (4, "Size is empty"));
+    }
+
+    #[test]
+    fn detects_each_format() {
+        for fmt in TraceFormat::ALL {
+            let lines: Vec<&str> = sample(fmt).lines().collect();
+            assert_eq!(detect("s", &lines).unwrap(), fmt, "{fmt}");
+            // From a file, too.
+            let path = temp_file(&format!("detect-{}", fmt.name()), sample(fmt).as_bytes());
+            let r = TraceReader::open(&path, None).unwrap();
+            assert_eq!(r.format(), fmt);
+            let recs: Vec<_> = r.map(|x| x.unwrap()).collect();
+            assert_eq!(recs, all(sample(fmt), fmt));
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    #[test]
+    fn detect_unknown_lists_formats() {
+        let e = detect(
+            "weird.txt",
+            &["# hello", "hello world, this is not a trace"],
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2);
+        for fmt in TraceFormat::ALL {
+            assert!(e.message.contains(fmt.description()), "{e}");
+        }
+        assert!(detect("e", &["", "# only comments"])
+            .unwrap_err()
+            .message
+            .contains("no data lines"));
+        // A broken line in an otherwise clear MSR sample names MSR and the line.
+        let e = detect(
+            "m.csv",
+            &[
+                "128166372003061629,hm,1,Read,0,4096,1",
+                "128166372003061630,hm,1,Raed,0,4096,1",
+            ],
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.starts_with("looks like msr"), "{e}");
+    }
+
+    #[test]
+    fn open_rejects_compressed_and_missing_files() {
+        let path = temp_file("gz", &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0]);
+        let e = TraceReader::open(&path, None).unwrap_err();
+        assert!(e.message.contains("gzip"), "{e}");
+        let _ = std::fs::remove_file(path);
+        let e = TraceReader::open(Path::new("/nonexistent/trace.csv"), None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/trace.csv: cannot open"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn malformed_line_in_each_format_names_file_and_line() {
+        let cases: [(TraceFormat, &str, usize, &str); 14] = [
+            (
+                TraceFormat::Msr,
+                "128166372003061629,hm,1,Read,0,4096,1\n128166372003061630,hm,1,Read,x,4096,1\n",
+                2,
+                "Offset 'x'",
+            ),
+            (
+                TraceFormat::Msr,
+                "128166372003061629,hm,1,Read,0,4096\n",
+                1,
+                "expected 7",
+            ),
+            (
+                TraceFormat::Spc,
+                "0,1,512,w,0.0\n0,1,512,q,0.1\n",
+                2,
+                "Opcode 'q'",
+            ),
+            (
+                TraceFormat::Spc,
+                "0,1,512,w,0.0\n\n0,1,512,w,-1\n",
+                3,
+                "Timestamp '-1'",
+            ),
+            (
+                TraceFormat::Blkparse,
+                "  8,0 0 1 0.000001 1 D W 8 + 8 [a]\n  8,0 0 2 0.000002 1 D W 16 - 8 [a]\n",
+                2,
+                "SECTOR + COUNT",
+            ),
+            (
+                TraceFormat::Blkparse,
+                "CPU0 (8,0):\n  8,0 0 1 zero 1 D W 8 + 8 [a]\n",
+                2,
+                "TIME 'zero'",
+            ),
+            (
+                TraceFormat::Blkparse,
+                "  8,0 0 1 0.1 1 D W 8 + 8 [a]\n8 0 1 0.2 1 D W 8 + 8 [a]\n",
+                2,
+                "MAJ,MIN",
+            ),
+            (
+                TraceFormat::DiskSim,
+                "0.0 0 1 8 1\n0.1 0 1 8 2\n",
+                2,
+                "TYPE '2'",
+            ),
+            (
+                TraceFormat::DiskSim,
+                "0.0 0 1 8 1\n0.1 0 1 8\n",
+                2,
+                "expected 5",
+            ),
+            (
+                TraceFormat::Alibaba,
+                "0,R,0,4096,1\n0,X,0,4096,2\n",
+                2,
+                "opcode 'X'",
+            ),
+            (
+                TraceFormat::Tencent,
+                "1,0,8,1,5\n2,0,8,3,5\n",
+                2,
+                "IOType '3'",
+            ),
+            (
+                TraceFormat::FioIolog,
+                "fio version 3 iolog\n0 f open\n1 f read 0\n",
+                3,
+                "takes 5 fields",
+            ),
+            (
+                TraceFormat::FioIolog,
+                "fio version 3 iolog\n1 f munch 0 1\n",
+                2,
+                "unknown action",
+            ),
+            (
+                TraceFormat::FioIolog,
+                "0 f read 0 4096\n",
+                1,
+                "fio version 3 iolog",
+            ),
+        ];
+        for (fmt, text, line, needle) in cases {
+            let e = first_err(text, fmt);
+            assert_eq!(e.line, line, "{fmt}: {e}");
+            assert_eq!(e.file, "t.trace");
+            assert!(e.message.contains(needle), "{fmt}: {e}");
+            assert!(
+                e.to_string().starts_with(&format!("t.trace:{line}: ")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn zero_length_and_huge_requests_are_errors() {
+        let e = first_err("0,R,0,4096,1\n0,R,0,0,2\n", TraceFormat::Alibaba);
+        assert_eq!((e.line, e.message.as_str()), (2, "zero-length request"));
+        let e = first_err("0.0 0 1 0 1\n", TraceFormat::DiskSim);
+        assert_eq!(e.line, 1);
+        let e = first_err("0,R,0,8589934592,1\n", TraceFormat::Alibaba);
+        assert!(e.message.contains("4 GiB"), "{e}");
+        let e = first_err("0,R,18446744073709551615,4096,1\n", TraceFormat::Alibaba);
+        assert!(e.message.contains("overflows"), "{e}");
+        // A zero-count write without a flush flag is an error in blkparse too.
+        let e = first_err("  8,0 0 1 0.1 1 D WS 8 + 0 [a]\n", TraceFormat::Blkparse);
+        assert_eq!(e.message, "zero-length request");
+    }
+
+    #[test]
+    fn out_of_order_is_rejected() {
+        let e = first_err(
+            "0,R,0,4096,1000\n0,R,0,4096,1000\n0,R,0,4096,999\n",
+            TraceFormat::Alibaba,
+        );
+        assert_eq!(e.line, 3);
+        assert!(
+            e.message.contains("backwards") && e.message.contains("line 2"),
+            "{e}"
+        );
+        let e = first_err("1.0 0 1 8 1\n0.5 0 1 8 1\n", TraceFormat::DiskSim);
+        assert_eq!(e.line, 2);
+        // blkparse: 0.5 ms back is clamped, 2 ms back is an error.
+        let ok = "  8,0 0 1 0.010000 1 D W 8 + 8 [a]\n  8,0 1 1 0.009500 1 D W 16 + 8 [a]\n";
+        let r = all(ok, TraceFormat::Blkparse);
+        assert_eq!(r[1].time, Time::ZERO);
+        let bad = "  8,0 0 1 0.010000 1 D W 8 + 8 [a]\n  8,0 1 1 0.008000 1 D W 16 + 8 [a]\n";
+        let e = first_err(bad, TraceFormat::Blkparse);
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("1 ms"), "{e}");
+        assert!(e.message.contains("backwards by 0.002s"), "{e}");
+        assert_eq!(fmt_ps(1_332_052_600_000), "1.3320526s");
+        assert_eq!(fmt_ps(3_000_000_000_000), "3s");
+    }
+
+    #[test]
+    fn filter_by_device_and_window() {
+        let r = all(MSR, TraceFormat::Msr);
+        let f = TraceFilter {
+            device: Some("hm_1".into()),
+            ..TraceFilter::default()
+        };
+        assert_eq!(r.iter().filter(|x| f.keep(x)).count(), 3);
+        let f = TraceFilter {
+            device: None,
+            start: Some(Time::s(1)),
+            end: Some(Time::ns(2_332_052_600)),
+        };
+        // Records at 0, 1.332 s (kept), 2.332 s and 3.332 s.
+        let kept: Vec<_> = r.iter().filter(|x| f.keep(x)).collect();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].offset, 3154059264);
+        assert!(r.iter().all(|x| TraceFilter::default().keep(x)));
+        let st = stats(
+            reader(MSR, TraceFormat::Msr),
+            &TraceFilter {
+                device: Some("hm_1".into()),
+                start: Some(Time::s(1)),
+                end: None,
+            },
+        )
+        .unwrap();
+        assert_eq!((st.records, st.writes), (2, 2));
+        assert_eq!(st.first, Time::ns(1_332_052_600));
+        assert_eq!(st.duration, Time::ns(1_000_009_000));
+    }
+
+    #[test]
+    fn remap_wrap_and_scale() {
+        let cap = 1 << 30; // 1 GiB
+        assert_eq!(Remap::Wrap.apply(4096, 4096, cap, 4096), (4096, 4096));
+        assert_eq!(Remap::Wrap.apply(cap + 8192, 4096, cap, 4096), (8192, 4096));
+        // An unaligned start is aligned down; the length is kept, rounded up.
+        assert_eq!(Remap::Wrap.apply(512, 4096, cap, 4096), (0, 4096));
+        assert_eq!(Remap::Wrap.apply(8192 + 512, 1024, cap, 4096), (8192, 4096));
+        // A request crossing the end is moved back inside.
+        assert_eq!(
+            Remap::Wrap.apply(cap - 4096, 16384, cap, 4096),
+            (cap - 16384, 16384)
+        );
+        // Longer than the drive: cut to it.
+        assert_eq!(Remap::Wrap.apply(0, 2 * cap, cap, 4096), (0, cap));
+        assert_eq!(Remap::Wrap.apply(5, 1, 100, 0), (5, 1));
+        assert_eq!(Remap::Wrap.apply(5, 1, 100, 4096), (0, 0));
+        let s = Remap::Scale {
+            max_offset: 4 * cap,
+        };
+        assert_eq!(s.apply(2 * cap, 4096, cap, 4096), (cap / 2, 4096));
+        assert_eq!(s.apply(4 * cap - 4096, 4096, cap, 4096), (cap - 4096, 4096));
+        assert_eq!(s.apply(3 * cap + 1000, 4096, cap, 512), (cap / 4 * 3, 4096));
+        assert_eq!(s.apply(u64::MAX, 4096, cap, 4096), (cap - 4096, 4096));
+        assert_eq!(Remap::Scale { max_offset: 0 }.apply(77, 8, cap, 1), (0, 8));
+    }
+
+    #[test]
+    fn stats_on_a_sample() {
+        let st = stats(reader(MSR, TraceFormat::Msr), &TraceFilter::default()).unwrap();
+        assert_eq!(st.format, TraceFormat::Msr);
+        assert_eq!((st.records, st.reads, st.writes, st.other), (4, 2, 2, 0));
+        assert_eq!((st.read_bytes, st.write_bytes), (4096 + 65536, 4096 + 8192));
+        assert!((st.read_fraction() - 0.5).abs() < 1e-12);
+        let h: Vec<(u64, u64, u64)> = st
+            .size_histogram
+            .iter()
+            .map(|b| (b.min_bytes, b.max_bytes, b.count))
+            .collect();
+        assert_eq!(
+            h,
+            vec![(4096, 8191, 2), (8192, 16383, 1), (65536, 131071, 1)]
+        );
+        // 3154059264/4096 = 770034; the 8 KiB write at 3154063360 covers
+        // 770035..=770036, so 1 + 1 + 2 + 16 distinct blocks.
+        assert_eq!(st.footprint_bytes, 20 * 4096);
+        assert!(st.footprint_exact);
+        assert_eq!(st.max_end_bytes, 3154063360 + 8192);
+        assert_eq!(st.duration, Time::ns(3_332_069_400));
+        let ia = &st.interarrival;
+        assert_eq!(ia.samples, 3);
+        // Intervals 1.3320526 s, 1.000009 s, 1.0000078 s.
+        assert!(
+            ia.p50_ns.abs_diff(1_000_009_000) < 1_000_009_000 / 500,
+            "{ia:?}"
+        );
+        assert!(
+            ia.max_ns.abs_diff(1_332_052_600) < 1_332_052_600 / 500,
+            "{ia:?}"
+        );
+        assert!((ia.mean_ns - 3_332_069_400.0 / 3.0).abs() < 1.0);
+        let text = st.to_text();
+        assert!(text.contains("requests       4 (reads 2 = 50.0%"), "{text}");
+        assert!(text.contains("footprint      80 KiB"), "{text}");
+        assert!(text.contains("inter-arrival  p50 1.000s"), "{text}");
+        // Blkparse: flush, discard and pass-through are "other".
+        let st = stats(
+            reader(BLKPARSE, TraceFormat::Blkparse),
+            &TraceFilter::default(),
+        )
+        .unwrap();
+        assert_eq!((st.records, st.other), (3, 3));
+        let st = stats(
+            reader(BLKPARSE, TraceFormat::Blkparse),
+            &TraceFilter {
+                device: Some("8,16".into()),
+                ..TraceFilter::default()
+            },
+        )
+        .unwrap();
+        assert_eq!((st.records, st.other, st.interarrival.samples), (1, 0, 0));
+    }
+
+    #[test]
+    fn footprint_bitmap_and_hll_fallback() {
+        // Exact below the limit.
+        let mut fp = Footprint::new(1 << 30);
+        fp.add(0, 4096);
+        fp.add(4095, 2); // blocks 0 and 1
+        fp.add(1 << 20, 1 << 20); // 256 blocks
+        assert_eq!(fp.count(), (258, true));
+        // Crossing the limit switches to an estimate that keeps what was seen.
+        fp.add(1 << 31, 4096);
+        let (n, exact) = fp.count();
+        assert!(!exact);
+        assert!(n.abs_diff(259) <= 3, "{n}");
+        // Estimate accuracy over a range of cardinalities.
+        for &n in &[10u64, 1_000, 50_000, 200_000, 1_000_000] {
+            let mut h = Hll::new();
+            let mut x = Rng(n);
+            for _ in 0..n {
+                h.insert(x.next() >> 12);
+            }
+            let e = h.estimate();
+            let err = (e - n as f64).abs() / n as f64;
+            assert!(err < 0.015, "n={n} estimate={e} err={err}");
+        }
+        assert_eq!(Hll::new().estimate(), 0.0);
+        // stats() with a small exact limit reports an estimate.
+        let text = "0,R,0,4096,1\n0,R,1099511627776,4096,2\n0,W,8192,8192,3\n";
+        let st = stats_with_limit(
+            reader(text, TraceFormat::Alibaba),
+            &TraceFilter::default(),
+            1 << 20,
+        )
+        .unwrap();
+        assert!(!st.footprint_exact);
+        assert_eq!(st.footprint_bytes, 4 * 4096);
+        let st = stats(reader(text, TraceFormat::Alibaba), &TraceFilter::default()).unwrap();
+        assert!(
+            !st.footprint_exact,
+            "block at 1 TiB is beyond the exact bound"
+        );
+        assert_eq!(st.footprint_bytes, 4 * 4096);
+    }
+
+    #[test]
+    fn decimal_parsing_is_exact() {
+        assert_eq!(parse_decimal("0.026214", 12), Some(26_214_000_000));
+        assert_eq!(parse_decimal("12", 9), Some(12_000_000_000));
+        assert_eq!(parse_decimal(".5", 3), Some(500));
+        assert_eq!(parse_decimal("1.", 3), Some(1000));
+        assert_eq!(parse_decimal("1.5e-3", 12), Some(1_500_000_000));
+        assert_eq!(parse_decimal("2E2", 0), Some(200));
+        assert_eq!(parse_decimal("0.0000000000015", 12), Some(2));
+        assert_eq!(parse_decimal("1e400", 0), None);
+        assert_eq!(parse_decimal("0e400", 0), Some(0));
+        for bad in [
+            "", ".", "-1", "+1", "1e", "1.2.3", "nan", "inf", "1 ", "0x10",
+        ] {
+            assert_eq!(parse_decimal(bad, 0), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for fmt in TraceFormat::ALL {
+            assert_eq!(fmt.name().parse::<TraceFormat>().unwrap(), fmt);
+            assert_eq!(fmt.to_string(), fmt.name());
+        }
+        assert_eq!(
+            "MQSim".parse::<TraceFormat>().unwrap(),
+            TraceFormat::DiskSim
+        );
+        let e = "csv".parse::<TraceFormat>().unwrap_err();
+        assert!(
+            e.contains("msr, alibaba, tencent, spc, disksim, blkparse, iolog"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn long_and_binary_lines_are_errors() {
+        let mut long = "0,R,0,4096,1\n".to_string();
+        long.push_str(&"9".repeat(MAX_LINE_BYTES + 10));
+        let e = first_err(&long, TraceFormat::Alibaba);
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("longer than"), "{e}");
+        let mut r = TraceReader::from_reader(
+            Box::new(Cursor::new(b"0,R,0,4096,1\n0,R,\xff\xfe,4096,1\n".to_vec())),
+            "b",
+            TraceFormat::Alibaba,
+        );
+        assert!(r.next().unwrap().is_ok());
+        let e = r.next().unwrap().unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("UTF-8"));
+        assert!(r.next().is_none());
+    }
+
+    /// xorshift64* (tests only; no rand dependency).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0 ^ 0x2545_f491_4f6c_dd1d;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    /// A generated Alibaba trace, produced on the fly (never held in memory).
+    struct GenTrace {
+        left: u64,
+        ts: u64,
+        rng: Rng,
+        pending: Vec<u8>,
+        pos: usize,
+    }
+
+    impl Read for GenTrace {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let mut n = 0;
+            loop {
+                if self.pos == self.pending.len() {
+                    if self.left == 0 {
+                        return Ok(n);
+                    }
+                    self.left -= 1;
+                    self.pending.clear();
+                    self.pos = 0;
+                    self.ts += self.rng.below(200);
+                    let op = if self.rng.below(10) < 7 { 'R' } else { 'W' };
+                    let off = self.rng.below(16 << 20) * 4096; // 64 GiB
+                    let len = 4096u64 << self.rng.below(6);
+                    let dev = self.rng.below(4);
+                    let _ = writeln!(self.pending, "{dev},{op},{off},{len},{}", self.ts);
+                }
+                let k = (self.pending.len() - self.pos).min(buf.len() - n);
+                buf[n..n + k].copy_from_slice(&self.pending[self.pos..self.pos + k]);
+                self.pos += k;
+                n += k;
+                if n == buf.len() {
+                    return Ok(n);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streams_two_million_lines() {
+        let lines = 2_000_000;
+        let gen = GenTrace {
+            left: lines,
+            ts: 1_577_808_000_000_000,
+            rng: Rng(42),
+            pending: Vec::new(),
+            pos: 0,
+        };
+        let r = TraceReader::from_reader(
+            Box::new(BufReader::with_capacity(1 << 16, gen)),
+            "gen.csv",
+            TraceFormat::Alibaba,
+        );
+        let t0 = std::time::Instant::now();
+        let st = stats(r, &TraceFilter::default()).unwrap();
+        let dt = t0.elapsed();
+        eprintln!("2M-line trace: {dt:?}\n{}", st.to_text());
+        assert_eq!(st.records, lines);
+        assert!(st.reads > lines * 6 / 10 && st.writes > lines * 2 / 10);
+        assert!(st.footprint_exact);
+        assert!(st.footprint_bytes > 0 && st.footprint_bytes <= 64 << 30);
+        assert_eq!(st.interarrival.samples, lines - 1);
+        assert!(
+            st.interarrival.p50_ns.abs_diff(100_000) < 2_000,
+            "{:?}",
+            st.interarrival
+        );
+        assert_eq!(st.size_histogram.len(), 6);
+    }
+
+    fn mutate(rng: &mut Rng, line: &str) -> Vec<u8> {
+        const BYTES: &[u8] = b"0123456789,. +-eEeRWrwDNF[]()#\t\n\r\xff\x00x";
+        const SNIPPETS: [&str; 6] = [
+            "99999999999999999999999",
+            "18446744073709551615",
+            "1e999",
+            "-",
+            ",,",
+            " + ",
+        ];
+        let mut b = line.as_bytes().to_vec();
+        for _ in 0..=rng.below(3) {
+            let at = rng.below(b.len() as u64 + 1) as usize;
+            match rng.below(6) {
+                0 if !b.is_empty() => {
+                    let i = at.min(b.len() - 1);
+                    b[i] = BYTES[rng.below(BYTES.len() as u64) as usize];
+                }
+                1 => b.insert(at, BYTES[rng.below(BYTES.len() as u64) as usize]),
+                2 if at < b.len() => {
+                    b.remove(at);
+                }
+                3 => b.truncate(at),
+                4 => {
+                    let s = SNIPPETS[rng.below(SNIPPETS.len() as u64) as usize];
+                    b.splice(at..at, s.bytes());
+                }
+                _ => {
+                    let copy = b.clone();
+                    b.extend_from_slice(&copy);
+                }
+            }
+        }
+        b
+    }
+
+    fn drain(bytes: &[u8]) {
+        for fmt in TraceFormat::ALL {
+            let mut r = TraceReader::from_reader(Box::new(Cursor::new(bytes.to_vec())), "f", fmt);
+            let mut n = 0;
+            while let Some(x) = r.next() {
+                n += 1;
+                assert!(n < 1_000_000);
+                if x.is_err() {
+                    assert!(r.next().is_none());
+                    break;
+                }
+            }
+            let _ = stats(
+                TraceReader::from_reader(Box::new(Cursor::new(bytes.to_vec())), "f", fmt),
+                &TraceFilter::default(),
+            );
+        }
+        let text = String::from_utf8_lossy(bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        let _ = detect("f", &lines);
+    }
+
+    #[test]
+    fn fuzz_smoke_never_panics() {
+        let mut rng = Rng(0x5eed);
+        for _ in 0..2000 {
+            let len = rng.below(160) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(4) == 0 {
+                        b"0123456789, \n.+"[rng.below(15) as usize]
+                    } else {
+                        rng.next() as u8
+                    }
+                })
+                .collect();
+            drain(&bytes);
+        }
+        let valid: Vec<&str> = TraceFormat::ALL
+            .iter()
+            .flat_map(|f| sample(*f).lines())
+            .collect();
+        for i in 0..2000 {
+            let line = valid[i % valid.len()];
+            let m = mutate(&mut rng, line);
+            drain(&m);
+            // After a valid line of each format (and the iolog header).
+            let mut with_prefix = Vec::new();
+            with_prefix.extend_from_slice(b"fio version 3 iolog\n");
+            with_prefix.extend_from_slice(line.as_bytes());
+            with_prefix.push(b'\n');
+            with_prefix.extend_from_slice(&m);
+            drain(&with_prefix);
+        }
+    }
+
+    fn temp_file(tag: &str, content: &[u8]) -> std::path::PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("ssdlab-trace-{}-{tag}.txt", std::process::id()));
+        let mut f = File::create(&path).unwrap();
+        f.write_all(content).unwrap();
+        path
+    }
+}
