@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod pydoor;
 
 #[derive(Parser)]
 #[command(
@@ -38,6 +39,15 @@ enum Pre {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Design-space sweep from SPEC.toml, written as CSV/Parquet (Python package).
+    #[command(disable_help_flag = true, display_order = 100)]
+    Sweep(pydoor::Args),
+    /// Multi-objective design search (Optuna NSGA-II) from SPEC.toml (Python package).
+    #[command(disable_help_flag = true, display_order = 100)]
+    Search(pydoor::Args),
+    /// Self-contained HTML report (and PNGs) of a result JSON (Python package).
+    #[command(disable_help_flag = true, display_order = 100)]
+    Report(pydoor::Args),
     /// Simulate a workload on a device (default: pm9a3-960g, 4 KiB random read QD32).
     Run {
         /// Preset name or path to a device TOML file.
@@ -61,6 +71,14 @@ enum Cmd {
         /// Never show a progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Block-trace replay options.
+        #[command(flatten)]
+        trace: TraceArgs,
+    },
+    /// Block traces: statistics.
+    Trace {
+        #[command(subcommand)]
+        sub: TraceCmd,
     },
     /// List device presets, or show one resolved.
     Devices {
@@ -96,6 +114,135 @@ enum Cmd {
         #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
         device: String,
     },
+}
+
+#[derive(clap::Args)]
+struct TraceArgs {
+    /// Replay this block trace (MSR, SPC, blkparse, DiskSim/MQSim, Alibaba, Tencent, fio iolog v3).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Trace format (default: detect).
+    #[arg(long, requires = "trace")]
+    trace_format: Option<String>,
+    /// Open loop (trace timestamps) or closed loop (fixed queue depth).
+    #[arg(long, value_enum, default_value_t = ReplayMode::Open, requires = "trace")]
+    replay: ReplayMode,
+    /// Queue depth for closed-loop replay.
+    #[arg(long, default_value_t = 32, requires = "trace")]
+    iodepth: u32,
+    /// Speed factor for open-loop replay (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0, requires = "trace")]
+    speed: f64,
+    /// Replay only this device/volume (as written in the trace).
+    #[arg(long, requires = "trace")]
+    trace_device: Option<String>,
+    /// Start of the time window (e.g. "10s", "500ms"), from the first record.
+    #[arg(long, requires = "trace")]
+    trace_start: Option<String>,
+    /// End of the time window.
+    #[arg(long, requires = "trace")]
+    trace_end: Option<String>,
+    /// Map trace offsets onto the drive: wrap (offset mod capacity) or scale (spread the trace's address space).
+    #[arg(long, value_enum, default_value_t = RemapMode::Wrap, requires = "trace")]
+    remap: RemapMode,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum ReplayMode {
+    Open,
+    Closed,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum RemapMode {
+    Wrap,
+    Scale,
+}
+
+#[derive(Subcommand)]
+enum TraceCmd {
+    /// Read/write mix, size histogram, footprint and inter-arrival percentiles.
+    Stats {
+        /// Trace file.
+        file: PathBuf,
+        /// Format (default: detect).
+        #[arg(long)]
+        trace_format: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        output_format: Format,
+    },
+}
+
+fn trace_format(
+    s: &Option<String>,
+) -> Result<Option<ssdlab_core::workload::trace::TraceFormat>, String> {
+    s.as_deref()
+        .map(|f| {
+            f.parse()
+                .map_err(|e: String| format!("--trace-format: {e}"))
+        })
+        .transpose()
+}
+
+fn trace_spec(a: &TraceArgs) -> Result<Option<(ssdlab_core::workload::TraceSpec, String)>, String> {
+    use ssdlab_core::workload::trace::{stats, Remap, TraceFilter, TraceReader};
+    use ssdlab_core::workload::{Replay, TraceSpec};
+    let Some(path) = &a.trace else {
+        return Ok(None);
+    };
+    let format = trace_format(&a.trace_format)?;
+    let time = |k: &str, v: &Option<String>| -> Result<Option<ssdlab_core::units::Time>, String> {
+        v.as_deref()
+            .map(|s| ssdlab_core::units::parse_time(s).map_err(|e| format!("--{k}: {e}")))
+            .transpose()
+    };
+    let filter = TraceFilter {
+        device: a.trace_device.clone(),
+        start: time("trace-start", &a.trace_start)?,
+        end: time("trace-end", &a.trace_end)?,
+    };
+    let remap = match a.remap {
+        RemapMode::Wrap => Remap::Wrap,
+        RemapMode::Scale => {
+            // One streaming pass to learn the trace's address space.
+            let r = TraceReader::open(path, format).map_err(|e| e.to_string())?;
+            let st = stats(r, &filter).map_err(|e| e.to_string())?;
+            Remap::Scale {
+                max_offset: st.max_end_bytes,
+            }
+        }
+    };
+    if a.iodepth == 0 {
+        return Err("--iodepth must be at least 1".into());
+    }
+    let replay = match a.replay {
+        ReplayMode::Open => Replay::Open { speed: a.speed },
+        ReplayMode::Closed => Replay::Closed { iodepth: a.iodepth },
+    };
+    let desc = format!(
+        "trace {} ({}, {}, remap {})",
+        path.display(),
+        format.map_or("format detected".to_string(), |f| f.name().to_string()),
+        match replay {
+            Replay::Open { speed } => format!("open loop x{speed}"),
+            Replay::Closed { iodepth } => format!("closed loop QD{iodepth}"),
+        },
+        match remap {
+            Remap::Wrap => "wrap".to_string(),
+            Remap::Scale { max_offset } => format!("scale from {max_offset} B"),
+        }
+    );
+    Ok(Some((
+        TraceSpec {
+            path: path.clone(),
+            format,
+            replay,
+            filter,
+            remap,
+        },
+        desc,
+    )))
 }
 
 #[derive(Subcommand)]
@@ -146,6 +293,9 @@ fn progress_bar(quiet: bool) -> (ProgressBar, Instant) {
 
 fn real_main(cli: Cli) -> Result<ExitCode, String> {
     match cli.cmd {
+        Cmd::Sweep(a) => Ok(pydoor::run("sweep", &a.args)),
+        Cmd::Search(a) => Ok(pydoor::run("search", &a.args)),
+        Cmd::Report(a) => Ok(pydoor::run("report", &a.args)),
         Cmd::Run {
             device,
             job,
@@ -154,9 +304,24 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             output_format,
             output,
             quiet,
+            trace,
         } => {
             let dev = Device::load(&device).map_err(|e| e.to_string())?;
-            let (workload, name) = load_workload(&job)?;
+            let (workload, name) = match (trace_spec(&trace)?, &job) {
+                (Some((ts, desc)), None) => (
+                    Workload {
+                        trace: Some(ts),
+                        ..Workload::default()
+                    },
+                    desc,
+                ),
+                (Some((ts, desc)), Some(_)) => {
+                    let (mut w, n) = load_workload(&job)?;
+                    w.trace = Some(ts);
+                    (w, format!("{n} + {desc}"))
+                }
+                (None, _) => load_workload(&job)?,
+            };
             let pre = match precondition {
                 Pre::Fresh => Precondition::Fresh,
                 Pre::Fill => Precondition::Fill,
@@ -201,6 +366,26 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 Format::Json => report.to_json() + "\n",
             };
             emit(&text, &output)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Trace {
+            sub:
+                TraceCmd::Stats {
+                    file,
+                    trace_format: f,
+                    output_format,
+                },
+        } => {
+            use ssdlab_core::workload::trace::{stats, TraceFilter, TraceReader};
+            let r = TraceReader::open(&file, trace_format(&f)?).map_err(|e| e.to_string())?;
+            let st = stats(r, &TraceFilter::default()).map_err(|e| e.to_string())?;
+            match output_format {
+                Format::Text => print!("{}", st.to_text()),
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&st).map_err(|e| e.to_string())?
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Devices { sub: None } => {

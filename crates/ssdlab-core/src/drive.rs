@@ -25,8 +25,9 @@ use crate::pcie::Link;
 use crate::power::{Activity, Ledger};
 use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
-use crate::workload::gen::JobGen;
-use crate::workload::{Workload, WorkloadError};
+use crate::workload::gen::{Io, JobGen};
+use crate::workload::trace::TraceReader;
+use crate::workload::{Replay, TraceSpec, Workload, WorkloadError};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -98,6 +99,7 @@ enum Event {
     WriteIn { cmd: u32 },
     HostDone { cmd: u32 },
     RampEnd,
+    TraceArrival { q: u32 },
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -111,8 +113,79 @@ struct Cmd {
     measured: bool,
 }
 
+/// Where a host queue's I/Os come from.
+enum Source {
+    /// A fio job clone.
+    Job(JobGen),
+    /// A block trace.
+    Trace(Box<TraceSource>),
+}
+
+/// Streaming trace replay state (constant memory).
+struct TraceSource {
+    reader: TraceReader,
+    spec: TraceSpec,
+    capacity: u64,
+    unit: u64,
+    /// Open loop: requests that arrived while the queue was full (arrival time, I/O).
+    overflow: VecDeque<(Time, Io)>,
+    /// Open loop: the next record, not yet arrived.
+    next: Option<(Time, Io)>,
+    remapped: bool,
+}
+
+impl TraceSource {
+    /// Next kept record as an I/O in mapping units, with its (scaled) arrival time.
+    fn pull(&mut self) -> Result<Option<(Time, Io)>, WorkloadError> {
+        loop {
+            let Some(r) = self.reader.next() else {
+                return Ok(None);
+            };
+            let r = r.map_err(|e| WorkloadError {
+                file: e.file.clone(),
+                line: e.line,
+                option: None,
+                message: e.message.clone(),
+            })?;
+            if !self.spec.filter.keep(&r) {
+                if self.spec.filter.end.is_some_and(|e| r.time >= e) {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let (off, len) = self
+                .spec
+                .remap
+                .apply(r.offset, r.len, self.capacity, self.unit);
+            if len == 0 {
+                continue;
+            }
+            if (off, len) != (r.offset, r.len) {
+                self.remapped = true;
+            }
+            let t = match self.spec.replay {
+                Replay::Open { speed } => Time::from_secs_f64(
+                    r.time
+                        .saturating_sub(self.spec.filter.start.unwrap_or(Time::ZERO))
+                        .as_secs_f64()
+                        / speed,
+                ),
+                Replay::Closed { .. } => Time::ZERO,
+            };
+            return Ok(Some((
+                t,
+                Io {
+                    write: r.write,
+                    lpn: (off / self.unit) as u32,
+                    nlpn: (len / self.unit) as u32,
+                },
+            )));
+        }
+    }
+}
+
 struct HostQueue {
-    gen: JobGen,
+    gen: Source,
     depth: u32,
     outstanding: u32,
     cpu: FifoServer,
@@ -222,6 +295,8 @@ pub struct Drive {
     /// Snapshot at the start of the measured window.
     pub ramp_snapshot: Snapshot,
     ramdisk: bool,
+    failure: Option<SimError>,
+    last_cmd: Option<u32>,
     /// Power ledger, when the device has a `[power]` section.
     pub ledger: Option<Ledger>,
     next_mark: Time,
@@ -328,7 +403,7 @@ impl Drive {
                 let gen = JobGen::new(job, clone, js, lpns, unit_bytes, workload_file)
                     .map_err(SimError::Workload)?;
                 hosts.push(HostQueue {
-                    gen,
+                    gen: Source::Job(gen),
                     depth: job.iodepth,
                     outstanding: 0,
                     cpu: FifoServer::default(),
@@ -363,6 +438,68 @@ impl Drive {
                 }
             }
         }
+        let mut trace_remap_note = None;
+        if let Some(ts) = &workload.trace {
+            let err = |m: String| {
+                SimError::Workload(WorkloadError {
+                    file: ts.path.display().to_string(),
+                    line: 0,
+                    option: None,
+                    message: m,
+                })
+            };
+            let reader = TraceReader::open(&ts.path, ts.format).map_err(|e| {
+                SimError::Workload(WorkloadError {
+                    file: e.file.clone(),
+                    line: e.line,
+                    option: None,
+                    message: e.message.clone(),
+                })
+            })?;
+            let depth = match ts.replay {
+                Replay::Closed { iodepth } => iodepth,
+                Replay::Open { speed } => {
+                    if !(speed > 0.0 && speed.is_finite()) {
+                        return Err(err(format!(
+                            "replay speed {speed} must be a positive number"
+                        )));
+                    }
+                    0
+                }
+            };
+            if depth >= dev.nvme.max_queue_depth {
+                return Err(err(format!(
+                    "iodepth {depth} exceeds the device's queue size ({} entries)",
+                    dev.nvme.max_queue_depth
+                )));
+            }
+            trace_remap_note = Some(ts.remap);
+            hosts.push(HostQueue {
+                gen: Source::Trace(Box::new(TraceSource {
+                    reader,
+                    spec: ts.clone(),
+                    capacity: lpns * unit_bytes,
+                    unit: unit_bytes,
+                    overflow: VecDeque::new(),
+                    next: None,
+                    remapped: false,
+                })),
+                depth,
+                outstanding: 0,
+                cpu: FifoServer::default(),
+                done: false,
+            });
+            ios_total = None;
+        }
+        let _ = trace_remap_note;
+        if hosts.is_empty() {
+            return Err(SimError::Workload(WorkloadError {
+                file: workload_file.into(),
+                line: 0,
+                option: None,
+                message: "the workload has no jobs and no trace".into(),
+            }));
+        }
         if hosts.len() as u32 > dev.nvme.max_queues {
             return Err(SimError::Workload(WorkloadError {
                 file: workload_file.into(),
@@ -387,6 +524,8 @@ impl Drive {
             ctl: Controller::new(&dev.nvme, &classes),
             fw: Firmware::new(&dev.firmware).with_compute(dev.controller.clone().map(Compute::new)),
             ramdisk: matches!(dev.backend, Backend::RamDisk { .. }),
+            failure: None,
+            last_cmd: None,
             ledger: dev
                 .power
                 .clone()
@@ -537,6 +676,11 @@ impl Drive {
         stop: &dyn Fn() -> bool,
     ) -> Result<(), SimError> {
         for q in 0..self.hosts.len() as u32 {
+            if matches!(&self.hosts[q as usize].gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }))
+            {
+                self.trace_schedule_next(q)?;
+                continue;
+            }
             for _ in 0..self.hosts[q as usize].depth {
                 self.host_submit(q, Time::ZERO);
             }
@@ -559,6 +703,9 @@ impl Drive {
                 self.power_mark(now);
             }
             self.dispatch(now, ev);
+            if let Some(e) = self.failure.take() {
+                return Err(e);
+            }
             tick = tick.wrapping_add(1);
             if tick & 0xffff == 0 {
                 if stop() {
@@ -624,6 +771,11 @@ impl Drive {
             Event::ReadDma { cmd } => self.part_done(now, cmd),
             Event::WriteIn { cmd } => self.write_in(now, cmd),
             Event::HostDone { cmd } => self.host_done(now, cmd),
+            Event::TraceArrival { q } => {
+                if let Err(e) = self.trace_arrival(now, q) {
+                    self.failure = Some(e);
+                }
+            }
             Event::RampEnd => {
                 self.ramp_snapshot = self.snapshot();
                 if self.ledger.is_some() {
@@ -638,11 +790,27 @@ impl Drive {
         if h.done {
             return;
         }
-        let Some(io) = h.gen.next_io(at) else {
+        let next = match &mut h.gen {
+            Source::Job(g) => g.next_io(at),
+            Source::Trace(t) => match t.pull() {
+                Ok(x) => x.map(|(_, io)| io),
+                Err(e) => {
+                    self.failure = Some(SimError::Workload(e));
+                    None
+                }
+            },
+        };
+        let Some(io) = next else {
             h.done = true;
             self.active_hosts -= 1;
             return;
         };
+        self.submit_io(q, at, io);
+    }
+
+    /// Put one I/O generated at `at` on queue `q`'s submission queue and ring its doorbell.
+    fn submit_io(&mut self, q: u32, at: Time, io: Io) {
+        let h = &mut self.hosts[q as usize];
         self.ftl.prefetch(Lpn(io.lpn));
         let (_, ready) = h.cpu.reserve(at, self.dev.host.submit_overhead);
         h.outstanding += 1;
@@ -668,6 +836,7 @@ impl Drive {
             }
         };
         self.outstanding += 1;
+        self.last_cmd = Some(id);
         let arrive = self.link.host_write(ready, DOORBELL_BYTES) + self.dev.nvme.doorbell_latency;
         if self.fw.fetch_is_free() {
             // A zero-cost fetch stage never queues: arbitration cannot reorder
@@ -680,6 +849,45 @@ impl Drive {
             let seen = self.fw.notice_doorbell(arrive);
             self.q.at(seen.max(self.q.now()), Event::Doorbell { q });
         }
+    }
+
+    /// Open-loop trace: read the next record and schedule its arrival.
+    fn trace_schedule_next(&mut self, q: u32) -> Result<(), SimError> {
+        let now = self.q.now();
+        let h = &mut self.hosts[q as usize];
+        let Source::Trace(t) = &mut h.gen else {
+            return Ok(());
+        };
+        match t.pull().map_err(SimError::Workload)? {
+            Some((at, io)) => {
+                t.next = Some((at, io));
+                self.q.at(at.max(now), Event::TraceArrival { q });
+            }
+            None => {
+                if !h.done {
+                    h.done = true;
+                    self.active_hosts -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Open-loop trace: a request arrives; submit it, or hold it if the queue is full.
+    fn trace_arrival(&mut self, now: Time, q: u32) -> Result<(), SimError> {
+        let limit = self.dev.nvme.max_queue_depth - 1;
+        let h = &mut self.hosts[q as usize];
+        let Source::Trace(t) = &mut h.gen else {
+            return Ok(());
+        };
+        if let Some((_, io)) = t.next.take() {
+            if h.outstanding < limit && t.overflow.is_empty() {
+                self.submit_io(q, now, io);
+            } else {
+                t.overflow.push_back((now, io));
+            }
+        }
+        self.trace_schedule_next(q)
     }
 
     fn try_fetch(&mut self, now: Time) {
@@ -864,7 +1072,23 @@ impl Drive {
         self.outstanding -= 1;
         self.hosts[c.q as usize].outstanding -= 1;
         self.free_cmds.push(cmd);
-        self.host_submit(c.q, end);
+        let open_trace = matches!(&self.hosts[c.q as usize].gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }));
+        if open_trace {
+            // Open loop: the next request does not wait for this one, but a held one may go now.
+            let held = match &mut self.hosts[c.q as usize].gen {
+                Source::Trace(t) => t.overflow.pop_front(),
+                Source::Job(_) => None,
+            };
+            if let Some((arrived, io)) = held {
+                self.submit_io(c.q, end, io);
+                // Latency counts from the trace arrival, not from when the queue had room.
+                if let Some(last) = self.last_cmd {
+                    self.cmds[last as usize].submit = arrived;
+                }
+            }
+        } else {
+            self.host_submit(c.q, end);
+        }
         if self.dev.ftl.gc_background {
             // Background GC: collect ahead (down to threshold + margin) on
             // units whose die has no host reads or programs waiting.

@@ -307,3 +307,82 @@ fn background_gc_collects_while_the_host_only_reads() {
     assert!(bg.gc.runs > 0 && bg.gc.blocks_erased > 0, "{:?}", bg.gc);
     assert_eq!(bg.write.ios, 0);
 }
+
+fn write_trace(name: &str, lines: &[String]) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!("ssdlab-sim-{}-{name}", std::process::id()));
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p
+}
+
+fn trace_run(
+    path: &std::path::Path,
+    replay: ssdlab_core::workload::Replay,
+) -> Result<Report, ssdlab_core::SimError> {
+    use ssdlab_core::workload::trace::{Remap, TraceFilter};
+    use ssdlab_core::workload::{TraceSpec, Workload};
+    let dev = fast_link_device(2, 2, "");
+    let w = Workload {
+        trace: Some(TraceSpec {
+            path: path.into(),
+            format: None,
+            replay,
+            filter: TraceFilter::default(),
+            remap: Remap::Wrap,
+        }),
+        ..Workload::default()
+    };
+    let mut spec = RunSpec::new(dev, w, "trace");
+    spec.precondition = Precondition::Fill;
+    simulate_quiet(&spec)
+}
+
+#[test]
+fn open_loop_trace_replay_follows_timestamps_and_speed() {
+    use ssdlab_core::workload::Replay;
+    // DiskSim ASCII: time(ms) dev lba(512 B sectors) sectors type(1 = read): one 4 KiB read every 1 ms.
+    let lines: Vec<String> = (0..500)
+        .map(|i| {
+            format!(
+                "{}.0 0 {} 8 {}",
+                i,
+                (i * 977 % 10_000) * 8,
+                if i % 4 == 0 { 0 } else { 1 }
+            )
+        })
+        .collect();
+    let p = write_trace("open.disksim", &lines);
+    let r = trace_run(&p, Replay::Open { speed: 1.0 }).unwrap();
+    assert_eq!(r.read.ios + r.write.ios, 500);
+    assert_eq!(r.write.ios, 125);
+    // The run lasts as long as the trace (499 ms) plus the last I/O's latency.
+    assert!(
+        r.sim_time_ns > 499e6 && r.sim_time_ns < 501e6,
+        "{}",
+        r.sim_time_ns
+    );
+    let fast = trace_run(&p, Replay::Open { speed: 10.0 }).unwrap();
+    assert!(
+        fast.sim_time_ns > 49.9e6 && fast.sim_time_ns < 51e6,
+        "{}",
+        fast.sim_time_ns
+    );
+    let closed = trace_run(&p, Replay::Closed { iodepth: 8 }).unwrap();
+    assert_eq!(closed.read.ios + closed.write.ios, 500);
+    assert!(
+        closed.sim_time_ns < 100e6,
+        "closed loop ignores timestamps: {}",
+        closed.sim_time_ns
+    );
+}
+
+#[test]
+fn malformed_trace_line_stops_the_run_with_file_and_line() {
+    use ssdlab_core::workload::Replay;
+    let mut lines: Vec<String> = (0..50).map(|i| format!("{i}.0 0 {} 8 1", i * 8)).collect();
+    lines.push("51.0 0 banana 8 1".into());
+    let p = write_trace("bad.disksim", &lines);
+    let e = trace_run(&p, Replay::Open { speed: 1.0 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad.disksim") && e.contains(":51"), "{e}");
+}

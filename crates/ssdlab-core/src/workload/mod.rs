@@ -92,6 +92,38 @@ pub struct Workload {
     pub jobs: Vec<JobSpec>,
     /// Ignored options, each listed once.
     pub ignored: Vec<IgnoredOption>,
+    /// A block trace to replay (on its own queue pair, besides any jobs).
+    pub trace: Option<TraceSpec>,
+}
+
+/// How a trace is replayed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Replay {
+    /// Open loop: each request is submitted at its trace time divided by `speed`.
+    Open {
+        /// Speed-up factor (2.0 replays twice as fast).
+        speed: f64,
+    },
+    /// Closed loop: as fast as `iodepth` outstanding requests allow, in trace order.
+    Closed {
+        /// Queue depth.
+        iodepth: u32,
+    },
+}
+
+/// A block trace to replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSpec {
+    /// Trace file.
+    pub path: std::path::PathBuf,
+    /// Format, or None to detect.
+    pub format: Option<trace::TraceFormat>,
+    /// Replay mode.
+    pub replay: Replay,
+    /// Device and time-window selection.
+    pub filter: trace::TraceFilter,
+    /// Mapping of trace offsets onto the drive.
+    pub remap: trace::Remap,
 }
 
 /// A workload input error naming file, line and option.
@@ -139,6 +171,7 @@ impl Workload {
                 ..JobSpec::default()
             }],
             ignored: Vec::new(),
+            trace: None,
         }
     }
 }

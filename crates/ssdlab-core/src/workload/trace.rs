@@ -100,7 +100,8 @@ pub const FOOTPRINT_EXACT_LIMIT_BYTES: u64 = 1 << 40;
 // Formats
 
 /// A block-trace text format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TraceFormat {
     /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
     Msr,
@@ -1377,7 +1378,7 @@ impl Remap {
 
 /// One power-of-two bucket of request sizes: `min_bytes..=max_bytes`
 /// (`max_bytes = 2 * min_bytes - 1`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SizeBucket {
     /// Smallest size in the bucket (a power of two).
     pub min_bytes: u64,
@@ -1389,7 +1390,7 @@ pub struct SizeBucket {
 
 /// Inter-arrival times between consecutive kept requests, in nanoseconds
 /// (HDR histogram, 3 significant digits).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct InterArrival {
     /// Number of intervals (requests - 1).
     pub samples: u64,
@@ -1408,7 +1409,7 @@ pub struct InterArrival {
 }
 
 /// Summary of a trace (after a [`TraceFilter`]), computed in bounded memory.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TraceStats {
     /// Format of the trace.
     pub format: TraceFormat,
