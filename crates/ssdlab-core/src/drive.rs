@@ -748,8 +748,7 @@ impl Drive {
                 self.try_fetch(now);
             }
             Event::Fetched { cmd } => {
-                let n = self.cmds[cmd as usize].nlpn as u64;
-                let t = self.fw.front(now, n);
+                let t = self.fw.front(now, self.cmds[cmd as usize].nlpn as u64);
                 if t > now {
                     self.q.at(t, Event::FrontDone { cmd });
                 } else {
@@ -842,8 +841,10 @@ impl Drive {
             // A zero-cost fetch stage never queues: arbitration cannot reorder
             // anything, so the SQE fetch is issued when the doorbell arrives.
             let fetched = self.link.device_read(arrive, SQE_BYTES);
-            self.q
-                .at(fetched.max(self.q.now()), Event::Fetched { cmd: id });
+            // Without a compute model the front stages are dedicated FIFO servers
+            // in tandem, so booking them when the SQE arrives is exact: one event per command.
+            let ready = self.fw.front(fetched, io.nlpn as u64);
+            self.q.at(ready.max(self.q.now()), Event::FrontDone { cmd: id });
         } else {
             self.ctl.place(q, id);
             let seen = self.fw.notice_doorbell(arrive);
@@ -905,7 +906,14 @@ impl Drive {
             };
             let t = self.fw.fetch(now);
             let arrive = self.link.device_read(t, SQE_BYTES);
-            self.q.at(arrive, Event::Fetched { cmd });
+            if self.fw.compute.is_some() {
+                // Cores may be shared between stages: book the front stages
+                // when the SQE actually arrives, in event order.
+                self.q.at(arrive, Event::Fetched { cmd });
+            } else {
+                let ready = self.fw.front(arrive, self.cmds[cmd as usize].nlpn as u64);
+                self.q.at(ready, Event::FrontDone { cmd });
+            }
         }
     }
 
