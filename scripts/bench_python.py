@@ -1,0 +1,105 @@
+"""Python overhead of sweeps: how much of a sweep's time is spent outside the
+compiled core. Recorded in docs/performance.md ("Python").
+
+    .venv/bin/python scripts/bench_python.py [--points 200] [--ios 20000]
+
+A sweep of --points small runs (a 107 MB SLC test drive, 4 KiB random
+reads, --ios I/Os per run, fill preconditioning) is timed three ways:
+
+* sequential: one process, `backend="sequential"`;
+* local: the process pool over all cores (`backend="local"`);
+* plain loop: `ssdlab.run` in a Python loop (Device/Job edits, Result objects).
+
+"core" is the time the compiled core reports for each run (validation,
+preconditioning, simulation, report, freeing the drive), summed; "outside"
+is the rest of the wall time times the number of workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import ssdlab
+
+SMALL = """
+name = "small"
+[pcie]
+generation = 3
+lanes = 4
+[cache]
+write_buffer = "256KiB"
+[ftl]
+mapping_unit = "4KiB"
+over_provisioning = "25%"
+gc_threshold = 3
+gc_hard_threshold = 2
+[nand]
+channels = 4
+chips_per_channel = 2
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 64
+pages_per_block = 64
+page_size = "4KiB"
+cell = "slc"
+t_read = ["25us"]
+t_prog = ["200us"]
+t_erase = "2ms"
+bus_bandwidth = "400MB/s"
+t_cmd = "100ns"
+"""
+
+
+def line(name: str, wall: float, core: float, workers: int, n: int) -> str:
+    outside = max(0.0, wall * workers - core)
+    share = outside / (wall * workers)
+    return (f"{name:<11} {n:>6} {workers:>7} {wall:>9.2f} {core:>9.2f} {outside:>9.2f} {share * 100:>8.1f}% "
+            f"{outside / n * 1e3:>9.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--points", type=int, default=200)
+    ap.add_argument("--ios", type=int, default=20000)
+    a = ap.parse_args()
+    dev = ssdlab.Device.from_toml_str(SMALL, "small")
+    job = ssdlab.Job("rr", rw="randread", bs="4k", iodepth=8, io_size="1t", number_ios=a.ios)
+    qds = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    grid = {"job.iodepth": qds, "nand.channels": [1, 2, 4, 8]}
+    seeds = max(1, a.points // (len(qds) * 4))
+    import pandas  # noqa: F401  (imported up front, as in any notebook)
+
+    print(f"{a.points} points: {len(qds)} queue depths x 4 channel counts x {seeds} seeds, {a.ios} I/Os each; "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'mode':<11} {'runs':>6} {'workers':>7} {'wall s':>9} {'core s':>9} {'outside s':>9} {'outside':>9} "
+          f"{'ms/run':>9}")
+    t = time.perf_counter()
+    df = ssdlab.sweep(dev, job, grid, seeds=seeds, backend="sequential", progress=False)
+    w = time.perf_counter() - t
+    print(line("sequential", w, df["core_s"].sum(), 1, len(df)))
+    workers = os.cpu_count() or 1
+    t = time.perf_counter()
+    df2 = ssdlab.sweep(dev, job, grid, seeds=seeds, backend="local", progress=True)
+    w = time.perf_counter() - t
+    print(line("local", w, df2["core_s"].sum(), workers, len(df2)))
+    inside = df2.attrs["worker_s"] - df2.attrs["core_s"]
+    print(f"  local: Python time inside the workers {inside:.3f} s ({inside / len(df2) * 1e3:.2f} ms/run); "
+          f"the rest of 'outside' is the parent, pool start-up, and cores idle or lent to other processes")
+    t = time.perf_counter()
+    core = 0.0
+    n = 0
+    for s in range(seeds):
+        for q in qds:
+            for c in (1, 2, 4, 8):
+                r = ssdlab.run(dev.with_(nand__channels=c), job.with_(iodepth=q), seed=42 + s,
+                               sample_interval=None, latency_histogram=False)
+                core += r.core_seconds or 0.0
+                n += 1
+    w = time.perf_counter() - t
+    print(line("plain loop", w, core, 1, n))
+
+
+if __name__ == "__main__":
+    main()
