@@ -4,7 +4,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use ssdlab_core::config::{preset_names, preset_text, Device, DeviceFile};
 use ssdlab_core::workload::{fio, Workload};
-use ssdlab_core::{simulate, Precondition, RunSpec, DEFAULT_SEED};
+use ssdlab_core::{simulate_with_jobs, Precondition, RunSpec, DEFAULT_SEED};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +28,18 @@ struct Cli {
 enum Format {
     Text,
     Json,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum RunFormat {
+    /// Human summary.
+    Text,
+    /// The ssdlab.report.v1 JSON report.
+    Json,
+    /// fio --output-format=json layout.
+    FioJson,
+    /// fio's normal text summary.
+    Fio,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -63,8 +75,8 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Pre::Fill)]
         precondition: Pre,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        output_format: Format,
+        #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+        output_format: RunFormat,
         /// Write the report to this file instead of stdout.
         #[arg(long)]
         output: Option<PathBuf>,
@@ -74,6 +86,9 @@ enum Cmd {
         /// Block-trace replay options.
         #[command(flatten)]
         trace: TraceArgs,
+        /// Add throughput/latency time series sampled at this interval (e.g. "10ms") to the JSON report.
+        #[arg(long)]
+        sample_interval: Option<String>,
     },
     /// Block traces: statistics.
     Trace {
@@ -305,6 +320,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             output,
             quiet,
             trace,
+            sample_interval,
         } => {
             let dev = Device::load(&device).map_err(|e| e.to_string())?;
             let (workload, name) = match (trace_spec(&trace)?, &job) {
@@ -333,13 +349,21 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 workload_name: name,
                 seed,
                 precondition: pre,
-                sample_interval: None,
+                sample_interval: sample_interval
+                    .as_deref()
+                    .map(|v| {
+                        ssdlab_core::units::parse_time(v)
+                            .map_err(|e| format!("--sample-interval: {e}"))
+                    })
+                    .transpose()?,
                 latency_histogram: false,
+                job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
             };
+            let group = ssdlab_core::fio_output::group_reporting(&spec.workload);
             let (pb, t0) =
                 progress_bar(quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()));
             let mut shown = false;
-            let report = simulate(
+            let (report, jobs) = simulate_with_jobs(
                 &spec,
                 &mut |p| {
                     if !shown && t0.elapsed() > Duration::from_secs(2) {
@@ -361,9 +385,18 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             )
             .map_err(|e| e.to_string())?;
             pb.finish_and_clear();
+            let jobs = jobs.unwrap_or_default();
             let text = match output_format {
-                Format::Text => report.to_text(),
-                Format::Json => report.to_json() + "\n",
+                RunFormat::Text => report.to_text(),
+                RunFormat::Json => report.to_json() + "\n",
+                RunFormat::FioJson => {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs());
+                    let v = ssdlab_core::fio_output::to_json(&report, &jobs, group, now);
+                    serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+                }
+                RunFormat::Fio => ssdlab_core::fio_output::to_text(&report, &jobs, group),
             };
             emit(&text, &output)?;
             Ok(ExitCode::SUCCESS)

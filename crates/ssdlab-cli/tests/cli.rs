@@ -213,3 +213,97 @@ fn validate_json_lists_checks() {
     assert_eq!(code == 0, all_pass);
     assert!(all_pass, "validation out of tolerance: {out}");
 }
+
+fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    if let serde_json::Value::Object(m) = v {
+        for (k, x) in m {
+            let p = format!("{prefix}{k}");
+            out.insert(p.clone());
+            // Percentile maps and option maps hold data-dependent keys: compare them separately.
+            if k != "percentile" && k != "job options" {
+                key_paths(x, &format!("{p}."), out);
+            }
+        }
+    }
+}
+
+#[test]
+fn fio_json_has_every_key_real_fio_writes() {
+    // The same job run by Debian's fio against a file, and by ssdlab.
+    let fio_ok = Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !fio_ok {
+        assert!(
+            std::env::var("SSDLAB_REQUIRE_FIO").is_err(),
+            "fio is required (SSDLAB_REQUIRE_FIO is set) but not installed"
+        );
+        eprintln!("SKIPPED: fio is not installed; scripts/test.sh installs it");
+        return;
+    }
+    let data = tmp("fio.dat", "");
+    let job = tmp(
+        "cmp.fio",
+        &format!("[global]\nbs=4k\niodepth=1\nioengine=psync\nsize=8m\nfilename={data}\n[mixed]\nrw=randrw\nrwmixread=70\nnumber_ios=500\n"),
+    );
+    let real = Command::new("fio")
+        .args(["--output-format=json", &job])
+        .output()
+        .expect("run fio");
+    let text = String::from_utf8_lossy(&real.stdout);
+    let start = text.find('{').expect("fio printed JSON");
+    let real: serde_json::Value = serde_json::from_str(&text[start..]).expect("fio JSON parses");
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--job",
+        &job,
+        "--device",
+        &tmp("cmpdev.toml", SMALL_DEVICE),
+        "--output-format",
+        "fio-json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let ours: serde_json::Value = serde_json::from_str(&out).expect("ssdlab fio-json parses");
+    let (mut rk, mut ok) = (Default::default(), Default::default());
+    key_paths(&real, "", &mut rk);
+    key_paths(&ours, "", &mut ok);
+    // Per-job keys: compare the first job of each.
+    let (mut rj, mut oj) = (Default::default(), Default::default());
+    key_paths(&real["jobs"][0], "", &mut rj);
+    key_paths(&ours["jobs"][0], "", &mut oj);
+    let missing: Vec<&String> = rj.difference(&oj).collect();
+    assert!(
+        missing.is_empty(),
+        "job keys fio writes but ssdlab does not: {missing:?}"
+    );
+    for top in [
+        "fio version",
+        "timestamp",
+        "timestamp_ms",
+        "time",
+        "global options",
+        "jobs",
+    ] {
+        assert!(ok.contains(top) && rk.contains(top), "{top}");
+    }
+    // Percentile keys are fio's 17 defaults, formatted alike.
+    let pk = |v: &serde_json::Value| -> Vec<String> {
+        v["jobs"][0]["read"]["clat_ns"]["percentile"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(pk(&real), pk(&ours));
+    for k in ["rw", "bs", "iodepth", "numjobs"] {
+        assert!(
+            ours["jobs"][0]["job options"].get(k).is_some(),
+            "job options.{k}"
+        );
+    }
+    assert_eq!(
+        ours["jobs"][0]["read"]["total_ios"].as_u64().unwrap()
+            + ours["jobs"][0]["write"]["total_ios"].as_u64().unwrap(),
+        500
+    );
+}

@@ -109,6 +109,8 @@ struct Cmd {
     lpn: u32,
     nlpn: u32,
     submit: Time,
+    /// When the submission reached the doorbell (end of the host submit cost).
+    issued: Time,
     pending: u32,
     measured: bool,
 }
@@ -284,6 +286,8 @@ pub struct Drive {
     outstanding: u64,
     /// Time series sampler, if asked for.
     pub sampler: Option<Sampler>,
+    /// Per-queue (job clone) statistics for fio-compatible output, if asked for.
+    pub job_stats: Option<Vec<crate::fio_output::JobStats>>,
     /// Reads measured.
     pub read: DirStats,
     /// Writes measured.
@@ -557,6 +561,7 @@ impl Drive {
             unit_bytes,
             outstanding: 0,
             sampler: None,
+            job_stats: None,
             read: DirStats::default(),
             write: DirStats::default(),
             ios_done: 0,
@@ -638,6 +643,21 @@ impl Drive {
             l.mark(now, e);
             self.next_mark = now + l.window;
         }
+    }
+
+    /// Keep fio-style statistics per job clone (one per host queue).
+    pub fn enable_job_stats(&mut self, w: &Workload) {
+        let mut v = Vec::new();
+        for j in &w.jobs {
+            for _ in 0..j.numjobs {
+                v.push(crate::fio_output::JobStats::new(&j.name, Some(j.clone())));
+            }
+        }
+        if w.trace.is_some() {
+            v.push(crate::fio_output::JobStats::new("trace", None));
+        }
+        v.truncate(self.hosts.len());
+        self.job_stats = Some(v);
     }
 
     /// Sample throughput and latency every `interval` of simulated time.
@@ -812,6 +832,9 @@ impl Drive {
         let h = &mut self.hosts[q as usize];
         self.ftl.prefetch(Lpn(io.lpn));
         let (_, ready) = h.cpu.reserve(at, self.dev.host.submit_overhead);
+        if let Some(js) = self.job_stats.as_mut() {
+            js[q as usize].submitted(h.outstanding);
+        }
         h.outstanding += 1;
         // Measured only after every job's ramp: the window starts at the latest ramp end.
         let measured = at >= self.ramp_end;
@@ -821,6 +844,7 @@ impl Drive {
             lpn: io.lpn,
             nlpn: io.nlpn,
             submit: at,
+            issued: ready,
             pending: 0,
             measured,
         };
@@ -844,7 +868,8 @@ impl Drive {
             // Without a compute model the front stages are dedicated FIFO servers
             // in tandem, so booking them when the SQE arrives is exact: one event per command.
             let ready = self.fw.front(fetched, io.nlpn as u64);
-            self.q.at(ready.max(self.q.now()), Event::FrontDone { cmd: id });
+            self.q
+                .at(ready.max(self.q.now()), Event::FrontDone { cmd: id });
         } else {
             self.ctl.place(q, id);
             let seen = self.fw.notice_doorbell(arrive);
@@ -1064,6 +1089,15 @@ impl Drive {
             }
             if let Some(s) = self.sampler.as_mut() {
                 s.record(end.saturating_sub(self.ramp_end), c.write, lat, bytes);
+            }
+            if let Some(js) = self.job_stats.as_mut() {
+                js[c.q as usize].completed(
+                    c.write,
+                    bytes,
+                    c.issued - c.submit,
+                    end - c.issued,
+                    end.saturating_sub(self.ramp_end),
+                );
             }
             if end > self.last_completion {
                 self.last_completion = end;

@@ -12,6 +12,7 @@ pub mod compute;
 pub mod config;
 pub mod drive;
 pub mod engine;
+pub mod fio_output;
 pub mod firmware;
 pub mod flash;
 pub mod ftl;
@@ -52,6 +53,8 @@ pub struct RunSpec {
     pub sample_interval: Option<units::Time>,
     /// Include the raw latency histograms in the report.
     pub latency_histogram: bool,
+    /// Keep per-job statistics (for fio-compatible output).
+    pub job_stats: bool,
 }
 
 impl RunSpec {
@@ -65,8 +68,29 @@ impl RunSpec {
             precondition: Precondition::Fill,
             sample_interval: None,
             latency_histogram: false,
+            job_stats: false,
         }
     }
+}
+
+/// Run one simulation to completion; also return per-job statistics when `spec.job_stats`.
+pub fn simulate_with_jobs(
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<(Report, Option<Vec<fio_output::JobStats>>), SimError> {
+    let mut drive = Drive::new(
+        spec.device.clone(),
+        &spec.workload,
+        &spec.workload_name,
+        spec.seed,
+        spec.precondition,
+    )?;
+    if spec.job_stats {
+        drive.enable_job_stats(&spec.workload);
+    }
+    let r = run_drive(&mut drive, spec, progress, stop)?;
+    Ok((r, drive.job_stats.take()))
 }
 
 /// Run one simulation to completion.
@@ -82,15 +106,30 @@ pub fn simulate(
         spec.seed,
         spec.precondition,
     )?;
+    run_drive(&mut drive, spec, progress, stop)
+}
+
+fn run_drive(
+    drive: &mut Drive,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<Report, SimError> {
+    if let Some(iv) = spec.sample_interval {
+        if iv == units::Time::ZERO {
+            return Err(SimError::Device("sample interval must be positive".into()));
+        }
+        drive.sample_every(iv);
+    }
     let t0 = std::time::Instant::now();
     drive.run(progress, stop)?;
     let wall = t0.elapsed().as_secs_f64();
-    Ok(Report::from_drive(
-        &drive,
-        &spec.workload_name,
-        &spec.workload.ignored,
-        wall,
-    ))
+    let mut r = Report::from_drive(drive, &spec.workload_name, &spec.workload.ignored, wall);
+    if spec.latency_histogram {
+        r.read.lat_hist_ns = Some(drive.read.histogram());
+        r.write.lat_hist_ns = Some(drive.write.histogram());
+    }
+    Ok(r)
 }
 
 /// Run with no progress reporting.

@@ -384,6 +384,7 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
             precondition: s.precondition,
             sample_interval: None,
             latency_histogram: false,
+            job_stats: false,
         };
         let r = simulate_quiet(&spec).map_err(|e| format!("{}: {e}", s.name))?;
         for m in &s.metrics {

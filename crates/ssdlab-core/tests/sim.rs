@@ -78,6 +78,7 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         precondition: pre,
         sample_interval: None,
         latency_histogram: false,
+        job_stats: false,
     })
     .unwrap()
 }
@@ -276,6 +277,7 @@ fn workload_bigger_than_device_is_an_error() {
         precondition: Precondition::Fresh,
         sample_interval: None,
         latency_histogram: false,
+        job_stats: false,
     })
     .unwrap_err();
     let s = e.to_string();
@@ -385,4 +387,27 @@ fn malformed_trace_line_stops_the_run_with_file_and_line() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("bad.disksim") && e.contains(":51"), "{e}");
+}
+
+#[test]
+fn time_series_and_histograms_appear_when_asked_for() {
+    let w = fio::parse_str("[r]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=5000\n", "t").unwrap();
+    let mut spec = RunSpec::new(fast_link_device(2, 2, ""), w, "t");
+    let plain = simulate_quiet(&spec).unwrap();
+    assert!(plain.timeseries.is_none() && plain.read.lat_hist_ns.is_none());
+    spec.sample_interval = Some(ssdlab_core::units::Time::ms(1));
+    spec.latency_histogram = true;
+    let r = simulate_quiet(&spec).unwrap();
+    let ts = r.timeseries.as_ref().expect("time series");
+    let windows = (r.sim_time_ns / 1e6).ceil() as usize;
+    assert!(
+        ts.t_ns.len() >= windows.saturating_sub(1) && ts.t_ns.len() <= windows + 1,
+        "{} windows for {} ns",
+        ts.t_ns.len(),
+        r.sim_time_ns
+    );
+    let ios: f64 = ts.read_iops.iter().map(|x| x * 1e-3).sum();
+    assert!((ios - 5000.0).abs() < 0.5, "{ios}");
+    let h = r.read.lat_hist_ns.as_ref().expect("histogram");
+    assert_eq!(h.iter().map(|x| x.1).sum::<u64>(), 5000);
 }
