@@ -157,7 +157,7 @@ fn unknown_device_key_names_line() {
 fn unsupported_fio_option_names_file_line_option() {
     let job = tmp(
         "bad.fio",
-        "[global]\nbs=4k\n\n[j]\nrw=randread\nbssplit=4k/50:64k/50\n",
+        "[global]\nbs=4k\n\n[j]\nrw=randread\nrandom_generator=lfsr\n",
     );
     let (code, _, err) = ssdlab(&[
         "run",

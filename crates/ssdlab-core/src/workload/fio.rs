@@ -19,22 +19,36 @@
 //! * Times: a bare integer is seconds; suffixes `us`/`usec`, `ms`/`msec`,
 //!   `s`/`sec`, `m`/`min`, `h`/`hour`, `d`/`day` (any case).
 //!
+//! * Per-direction values (`bs`, `bsrange`, `bssplit`, `blockalign`,
+//!   `percentage_random`, `random_distribution`) follow fio: `r,w[,t]`
+//!   gives reads, writes (and trims); a value not followed by a comma also
+//!   applies to the directions after it (`bs=8k,32k`: 8k reads, 32k
+//!   writes); an empty field keeps the direction's current value
+//!   (`bs=,8k`). The trim field is checked but unused (no trim workloads).
+//! * Block sizes: `bssplit` takes precedence over `bsrange`, which takes
+//!   precedence over `bs`, whatever their order (as in fio). `bssplit`
+//!   entries without a percentage share the remainder equally.
+//!
 //! Options without meaning in a simulator (`ioengine`, `direct`,
 //! `filename`, ...) are accepted and listed once each in
 //! [`Workload::ignored`]; every other option outside the supported subset is
 //! an error naming the file, the line and the option. So are fio features
-//! not modelled yet: trim patterns, per-direction `bs`, percentage sizes,
+//! not modelled yet: trim patterns, percentage sizes,
 //! `stonewall`/`wait_for`/`new_group`, `include`, `${VAR}` expansion and
 //! arithmetic expressions.
 
-use super::{IgnoredOption, JobSpec, RwPattern, Workload, WorkloadError};
+use super::{
+    BlockSize, Distribution, IgnoredOption, JobSpec, RwPattern, Sequencer, Workload, WorkloadError,
+};
 use crate::units::Time;
 use std::path::Path;
 
 /// Options that are parsed and applied to [`JobSpec`] (aliases included).
-const SUPPORTED: &str = "rw/readwrite, rwmixread, rwmixwrite, bs/blocksize, iodepth, numjobs, \
-     size, offset/fileoffset, io_size/io_limit, number_ios, runtime/timeout, time_based, ramp_time, \
-     randseed, norandommap";
+const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixread, rwmixwrite, \
+     bs/blocksize, bsrange/blocksize_range, bssplit, blockalign/ba, iodepth, numjobs, size, \
+     offset/fileoffset, io_size/io_limit, number_ios, runtime/timeout, time_based, ramp_time, \
+     randseed, randrepeat, norandommap, percentage_random, percentage_sequential, \
+     random_distribution";
 
 /// Supported options that take a value.
 const VALUED: &[&str] = &[
@@ -44,6 +58,15 @@ const VALUED: &[&str] = &[
     "rwmixwrite",
     "bs",
     "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "bssplit",
+    "blockalign",
+    "ba",
+    "rw_sequencer",
+    "percentage_random",
+    "percentage_sequential",
+    "random_distribution",
     "iodepth",
     "numjobs",
     "size",
@@ -111,6 +134,24 @@ struct Settings {
     rw: RwKind,
     /// Read percentage from `rwmixread=`/`rwmixwrite=`; applies to mixed `rw` only.
     rwmix_read: Option<u32>,
+    /// The `:N` suffix of `rw=`.
+    rw_mod: RwModifier,
+    /// `bs=` per direction.
+    bs: [u64; 2],
+    /// `bsrange=` per direction.
+    bsrange: [Option<(u64, u64)>; 2],
+    /// `bssplit=` per direction.
+    bssplit: [Option<Vec<(u64, f64)>>; 2],
+}
+
+/// The `:N` suffix of `rw=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RwModifier {
+    None,
+    /// Sequential patterns: bytes skipped after each I/O.
+    Skip(u64),
+    /// Random patterns: I/Os per new random offset.
+    Repeat(u32),
 }
 
 impl Default for Settings {
@@ -119,6 +160,10 @@ impl Default for Settings {
             spec: JobSpec::default(),
             rw: RwKind::Read,
             rwmix_read: None,
+            rw_mod: RwModifier::None,
+            bs: [4096, 4096],
+            bsrange: [None, None],
+            bssplit: [None, None],
         }
     }
 }
@@ -252,6 +297,31 @@ impl Parser<'_> {
         let mut spec = s.spec;
         spec.name = name;
         spec.rw = RwPattern { random, read_pct };
+        match s.rw_mod {
+            RwModifier::None => {}
+            RwModifier::Skip(b) => spec.seq_skip = b,
+            RwModifier::Repeat(n) => spec.offset_repeat = n,
+        }
+        let dir = |d: usize| match (&s.bssplit[d], s.bsrange[d]) {
+            (Some(v), _) => BlockSize::Split(v.clone()),
+            (None, Some((min, max))) => BlockSize::Range { min, max },
+            (None, None) => BlockSize::Fixed(s.bs[d]),
+        };
+        let sizes = [dir(0), dir(1)];
+        match &sizes {
+            [BlockSize::Fixed(r), BlockSize::Fixed(w)] if r == w => {
+                spec.bs = *r;
+                spec.block_sizes = None;
+            }
+            _ => {
+                spec.bs = if read_pct < 100 {
+                    sizes[1].max()
+                } else {
+                    sizes[0].max()
+                };
+                spec.block_sizes = Some(sizes);
+            }
+        }
         if spec.time_based && spec.runtime.is_none() {
             // fio: "time_based requires a runtime/timeout setting" and clears it.
             spec.time_based = false;
@@ -356,6 +426,7 @@ fn apply(
     match key {
         "time_based" => s.spec.time_based = parse_flag(value)?,
         "norandommap" => s.spec.norandommap = parse_flag(value)?,
+        "randrepeat" => s.spec.randrepeat = parse_flag(value)?,
         "stonewall" | "wait_for_previous" => {
             return Err(
                 "job ordering (stonewall) is not supported yet; all jobs run concurrently".into(),
@@ -385,7 +456,68 @@ fn apply(
 fn apply_valued(section: &mut Section, key: &str, v: &str, lineno: usize) -> Result<(), String> {
     let spec = &mut section.settings.spec;
     match key {
-        "rw" | "readwrite" => section.settings.rw = parse_rw(v)?,
+        "rw" | "readwrite" => {
+            let (rw, modifier) = parse_rw(v)?;
+            section.settings.rw = rw;
+            section.settings.rw_mod = parse_rw_modifier(rw, modifier, v)?;
+        }
+        "rw_sequencer" => {
+            spec.rw_sequencer = match v {
+                "sequential" => Sequencer::Sequential,
+                "identical" => Sequencer::Identical,
+                _ => {
+                    return Err(format!(
+                        "unknown sequencer '{v}'; expected sequential or identical"
+                    ))
+                }
+            }
+        }
+        "bsrange" | "blocksize_range" => {
+            set_dirs(
+                &mut section.settings.bsrange,
+                per_dir(v, |p| parse_bsrange(p).map(Some))?,
+            );
+        }
+        "bssplit" => {
+            set_dirs(
+                &mut section.settings.bssplit,
+                per_dir(v, |p| parse_bssplit(p).map(Some))?,
+            );
+        }
+        "blockalign" | "ba" => {
+            set_dirs(
+                &mut spec.blockalign,
+                per_dir(v, |p| {
+                    let b = parse_int(p)?;
+                    if b == 0 {
+                        return Err("the alignment must be greater than 0".into());
+                    }
+                    Ok(Some(b))
+                })?,
+            );
+        }
+        "percentage_random" | "percentage_sequential" => {
+            let seq = key == "percentage_sequential";
+            set_dirs(
+                &mut spec.percentage_random,
+                per_dir(v, |p| {
+                    let n = parse_int(p)?;
+                    if n > 100 {
+                        return Err(format!(
+                            "'{p}' is out of range; expected a percentage 0..=100"
+                        ));
+                    }
+                    let n = n as u32;
+                    Ok(if seq { 100 - n } else { n })
+                })?,
+            );
+        }
+        "random_distribution" => {
+            set_dirs(
+                &mut spec.random_distribution,
+                per_dir(v, parse_distribution)?,
+            );
+        }
         "rwmixread" | "rwmixwrite" => {
             let pct = parse_int(v)?;
             if pct > 100 {
@@ -409,17 +541,16 @@ fn apply_valued(section: &mut Section, key: &str, v: &str, lineno: usize) -> Res
             section.settings.rwmix_read = Some(read);
         }
         "bs" | "blocksize" => {
-            if v.contains(',') {
-                return Err(format!(
-                    "per-direction block sizes are not supported yet ('{v}' gives \
-                     read,write[,trim] sizes); give a single size"
-                ));
-            }
-            let bs = parse_int(v)?;
-            if bs == 0 {
-                return Err("block size must be greater than 0".into());
-            }
-            spec.bs = bs;
+            set_dirs(
+                &mut section.settings.bs,
+                per_dir(v, |p| {
+                    let bs = parse_int(p)?;
+                    if bs == 0 {
+                        return Err("block size must be greater than 0".into());
+                    }
+                    Ok(bs)
+                })?,
+            );
         }
         "iodepth" => spec.iodepth = parse_count(v)?,
         "numjobs" => spec.numjobs = parse_count(v)?,
@@ -447,8 +578,313 @@ fn apply_valued(section: &mut Section, key: &str, v: &str, lineno: usize) -> Res
     Ok(())
 }
 
-/// `rw=` values.
-fn parse_rw(v: &str) -> Result<RwKind, String> {
+/// Store the directions a per-direction value sets.
+fn set_dirs<T>(dst: &mut [T; 2], src: [Option<T>; 2]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        if let Some(s) = s {
+            *d = s;
+        }
+    }
+}
+
+/// Split a per-direction value `read[,write[,trim]]` as fio does and parse
+/// each field: a field not followed by a comma also applies to the
+/// directions after it; an empty field leaves its direction unset (`None`).
+/// The trim field is parsed (to report errors) and dropped.
+fn per_dir<T: Clone>(
+    v: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{v}' has {} comma-separated values; expected at most 3 (reads, writes, trims)",
+            parts.len()
+        ));
+    }
+    let field = |i: usize| -> Result<Option<T>, String> {
+        let p = parts[i.min(parts.len() - 1)];
+        if p.is_empty() {
+            return Ok(None);
+        }
+        let which = ["reads", "writes", "trims"][i];
+        parse(p).map(Some).map_err(|e| {
+            if parts.len() > 1 {
+                format!("{e} (value for {which})")
+            } else {
+                e
+            }
+        })
+    };
+    let read = field(0)?;
+    let write = field(1)?;
+    field(2)?;
+    Ok([read, write])
+}
+
+/// A `bsrange` field: `min-max` (or `min:max`) sizes.
+fn parse_bsrange(v: &str) -> Result<(u64, u64), String> {
+    let Some((a, b)) = v.split_once(['-', ':']) else {
+        return Err(format!(
+            "'{v}' is not a range; expected min-max, e.g. 4k-64k"
+        ));
+    };
+    let (min, max) = (parse_int(a.trim())?, parse_int(b.trim())?);
+    if min == 0 {
+        return Err(format!(
+            "'{v}': the smallest block size must be greater than 0"
+        ));
+    }
+    if max < min {
+        return Err(format!(
+            "'{v}': the largest block size is below the smallest"
+        ));
+    }
+    Ok((min, max))
+}
+
+/// A percentage such as `50` or `12.5`, 0..=100.
+fn parse_pct(v: &str) -> Result<f64, String> {
+    let p = parse_float(v)?;
+    if p > 100.0 {
+        return Err(format!(
+            "'{v}' is out of range; expected a percentage 0..=100"
+        ));
+    }
+    Ok(p)
+}
+
+/// A non-negative decimal number such as `1.2`, `.5` or `3`.
+fn parse_float(v: &str) -> Result<f64, String> {
+    if v.starts_with('-') {
+        return Err(format!("'{v}' is negative; expected a non-negative number"));
+    }
+    let ok = !v.is_empty()
+        && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && v.chars().filter(|&c| c == '.').count() <= 1
+        && v.chars().any(|c| c.is_ascii_digit());
+    match v.parse::<f64>() {
+        Ok(x) if ok => Ok(x),
+        _ => Err(format!("'{v}' is not a number")),
+    }
+}
+
+/// Check that a list of percentages adds up to 100.
+fn check_sum_100(what: &str, sum: f64, v: &str) -> Result<(), String> {
+    if (sum - 100.0).abs() > 1e-6 {
+        return Err(format!(
+            "'{v}': the {what} add up to {sum}%; they must add up to 100%"
+        ));
+    }
+    Ok(())
+}
+
+/// A `bssplit` field: `size/percent:size/percent...`; entries without a
+/// percentage (`4k/` or `4k`) share what the others leave of 100% equally.
+fn parse_bssplit(v: &str) -> Result<Vec<(u64, f64)>, String> {
+    let mut entries = Vec::new();
+    for e in v.split(':') {
+        let (size, pct) = match e.split_once('/') {
+            Some((s, p)) => (s.trim(), Some(p.trim()).filter(|p| !p.is_empty())),
+            None => (e.trim(), None),
+        };
+        if size.is_empty() {
+            return Err(format!("'{v}': empty entry; expected size/percent entries separated by ':', e.g. 4k/50:64k/50"));
+        }
+        let bytes = parse_int(size)?;
+        if bytes == 0 {
+            return Err(format!("'{v}': block size must be greater than 0"));
+        }
+        entries.push((bytes, pct.map(parse_pct).transpose()?));
+    }
+    if entries.len() > 64 {
+        return Err(format!(
+            "'{v}' has {} entries; fio allows at most 64",
+            entries.len()
+        ));
+    }
+    let given: f64 = entries.iter().filter_map(|e| e.1).sum();
+    let missing = entries.iter().filter(|e| e.1.is_none()).count();
+    if given > 100.0 + 1e-6 {
+        return Err(format!(
+            "'{v}': the percentages add up to {given}%, more than 100%"
+        ));
+    }
+    let share = if missing > 0 {
+        let left = 100.0 - given;
+        if left <= 1e-6 {
+            return Err(format!(
+                "'{v}': the given percentages leave nothing for the entries without one"
+            ));
+        }
+        left / missing as f64
+    } else {
+        check_sum_100("percentages", given, v)?;
+        0.0
+    };
+    Ok(entries
+        .into_iter()
+        .map(|(b, p)| (b, p.unwrap_or(share)))
+        .collect())
+}
+
+/// A `center` argument (0.0..=1.0) of zipf, pareto and normal.
+fn parse_center(v: &str) -> Result<f64, String> {
+    let c = parse_float(v)?;
+    if c > 1.0 {
+        return Err(format!("center '{v}' is out of range; expected 0.0..=1.0"));
+    }
+    Ok(c)
+}
+
+/// A `random_distribution` field.
+fn parse_distribution(v: &str) -> Result<Distribution, String> {
+    let (name, rest) = match v.split_once(':') {
+        Some((n, r)) => (n.trim(), Some(r.trim())),
+        None => (v, None),
+    };
+    // zipf, pareto, normal: value[:center].
+    let args = |what: &str| -> Result<(f64, Option<f64>), String> {
+        let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+            return Err(format!(
+                "{name} needs a {what}: '{name}:<{what}>[:<center>]'"
+            ));
+        };
+        let mut it = rest.split(':');
+        let x = parse_float(it.next().unwrap_or("").trim())?;
+        let center = it.next().map(|c| parse_center(c.trim())).transpose()?;
+        if it.next().is_some() {
+            return Err(format!(
+                "'{v}' has too many values; expected '{name}:<{what}>[:<center>]'"
+            ));
+        }
+        Ok((x, center))
+    };
+    Ok(match name {
+        "random" => {
+            if rest.is_some() {
+                return Err(format!(
+                    "'{v}': the uniform distribution 'random' takes no value"
+                ));
+            }
+            Distribution::Uniform
+        }
+        "zipf" => {
+            let (theta, center) = args("theta")?;
+            if theta <= 0.0 || theta == 1.0 {
+                return Err(format!(
+                    "'{v}': zipf theta must be greater than 0 and different from 1.0 (as in fio)"
+                ));
+            }
+            Distribution::Zipf { theta, center }
+        }
+        "pareto" => {
+            let (h, center) = args("power")?;
+            if h <= 0.0 || h >= 1.0 {
+                return Err(format!(
+                    "'{v}': the pareto power must be between 0 and 1 (exclusive)"
+                ));
+            }
+            Distribution::Pareto { h, center }
+        }
+        "normal" => {
+            let (dev, center) = args("deviation")?;
+            if dev <= 0.0 || dev > 100.0 {
+                return Err(format!("'{v}': the normal deviation must be greater than 0 and at most 100 (percent of the region)"));
+            }
+            Distribution::Normal { dev, center }
+        }
+        "zoned" | "zoned_abs" => {
+            let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+                return Err(format!(
+                    "{name} needs zones: '{name}:<access%>/<{}>:...'",
+                    if name == "zoned" { "range%" } else { "size" }
+                ));
+            };
+            let mut zones = Vec::new();
+            for z in rest.split(':') {
+                let Some((a, r)) = z.split_once('/') else {
+                    return Err(format!(
+                        "zone '{z}' of '{v}': expected <access%>/<{}>",
+                        if name == "zoned" { "range%" } else { "size" }
+                    ));
+                };
+                zones.push((parse_pct(a.trim())?, r.trim()));
+            }
+            if zones.len() > 256 {
+                return Err(format!(
+                    "'{v}' has {} zones; fio allows at most 256",
+                    zones.len()
+                ));
+            }
+            check_sum_100("access percentages", zones.iter().map(|z| z.0).sum(), v)?;
+            if name == "zoned" {
+                let zones: Vec<(f64, f64)> = zones
+                    .into_iter()
+                    .map(|(a, r)| Ok((a, parse_pct(r)?)))
+                    .collect::<Result<_, String>>()?;
+                check_sum_100("range percentages", zones.iter().map(|z| z.1).sum(), v)?;
+                if let Some(z) = zones.iter().find(|z| z.0 > 0.0 && z.1 == 0.0) {
+                    return Err(format!(
+                        "'{v}': a zone of 0% of the range cannot take {}% of the accesses",
+                        z.0
+                    ));
+                }
+                Distribution::Zoned(zones)
+            } else {
+                let zones: Vec<(f64, u64)> = zones
+                    .into_iter()
+                    .map(|(a, r)| Ok((a, parse_int(r)?)))
+                    .collect::<Result<_, String>>()?;
+                if let Some(z) = zones.iter().find(|z| z.0 > 0.0 && z.1 == 0) {
+                    return Err(format!(
+                        "'{v}': a zone of 0 bytes cannot take {}% of the accesses",
+                        z.0
+                    ));
+                }
+                Distribution::ZonedAbs(zones)
+            }
+        }
+        _ => {
+            return Err(format!(
+                "unknown distribution '{name}'; expected random, zipf:θ, pareto:h, normal:dev, \
+                 zoned:... or zoned_abs:..."
+            ))
+        }
+    })
+}
+
+/// The `:N` suffix of `rw=` (`v` is the whole value): for random patterns a
+/// count of I/Os per new random offset, for sequential ones a size to skip
+/// after each I/O.
+fn parse_rw_modifier(rw: RwKind, modifier: Option<&str>, v: &str) -> Result<RwModifier, String> {
+    let Some(m) = modifier else {
+        return Ok(RwModifier::None);
+    };
+    if matches!(rw, RwKind::RandRead | RwKind::RandWrite | RwKind::RandMixed) {
+        let n = parse_int(m).map_err(|e| {
+            format!(
+                "the ':{m}' modifier of a random pattern is a count of I/Os per random offset: {e}"
+            )
+        })?;
+        if n == 0 {
+            return Err(format!("'{v}': the I/O count after ':' must be at least 1"));
+        }
+        let n =
+            u32::try_from(n).map_err(|_| format!("'{v}': the I/O count after ':' is too large"))?;
+        Ok(RwModifier::Repeat(n))
+    } else {
+        let skip = parse_int(m).map_err(|e| {
+            format!(
+                "the ':{m}' modifier of a sequential pattern is a size to skip after each I/O: {e}"
+            )
+        })?;
+        Ok(RwModifier::Skip(skip))
+    }
+}
+
+/// `rw=` values, with the `:N` modifier if any.
+fn parse_rw(v: &str) -> Result<(RwKind, Option<&str>), String> {
     let (kind, modifier) = match v.split_once(':') {
         Some((k, m)) => (k.trim(), Some(m)),
         None => (v, None),
@@ -470,12 +906,12 @@ fn parse_rw(v: &str) -> Result<RwKind, String> {
             ))
         }
     };
-    if let Some(m) = modifier {
+    if modifier.is_some_and(|m| m.trim().is_empty()) {
         return Err(format!(
-            "the ':{m}' offset modifier ('{v}') is not supported yet; use '{kind}'"
+            "'{v}': nothing after ':'; expected e.g. '{kind}:8'"
         ));
     }
-    Ok(rw)
+    Ok((rw, modifier.map(str::trim)))
 }
 
 /// A flag: bare (`time_based`) or `0`/`1`.
@@ -1105,9 +1541,9 @@ group_reporting
     #[test]
     fn unsupported_option_is_an_error() {
         let e = assert_err(
-            "[global]\nbs=4k\n\n[j]\nrw=randread\nbssplit=4k/50:64k/50\n",
+            "[global]\nbs=4k\n\n[j]\nrw=randread\nrandom_generator=lfsr\n",
             6,
-            Some("bssplit"),
+            Some("random_generator"),
             "not supported by ssdlab yet",
         );
         assert!(
@@ -1177,16 +1613,15 @@ group_reporting
                 "trim workloads are not supported yet",
             );
         }
-        assert_value_err("rw=randread:8", "rw", "offset modifier");
+        assert_value_err("rw=randread:0", "rw", "at least 1");
+        assert_value_err("rw=randread:x", "rw", "count of I/Os");
+        assert_value_err("rw=write:4x", "rw", "size to skip");
+        assert_value_err("rw=write:", "rw", "nothing after ':'");
         // Sizes.
         assert_value_err("bs=4x", "bs", "unknown unit suffix 'x'");
         assert_value_err("bs=0", "bs", "greater than 0");
-        assert_value_err(
-            "bs=4k,64k",
-            "bs",
-            "per-direction block sizes are not supported yet",
-        );
-        assert_value_err("blocksize=4k,", "blocksize", "per-direction");
+        assert_value_err("bs=4k,0", "bs", "greater than 0 (value for writes)");
+        assert_value_err("bs=4k,8k,4k,4k", "bs", "at most 3");
         assert_value_err("bs=4KiB", "bs", "write '4k' for powers of 1024");
         assert_value_err("size=10GiB", "size", "fio reads '4KiB' as 4000 bytes");
         assert_value_err("size=-1", "size", "negative");
@@ -1223,6 +1658,263 @@ group_reporting
         // Flags.
         assert_value_err("time_based=2", "time_based", "expected 0, 1");
         assert_value_err("norandommap=yes", "norandommap", "expected 0, 1");
+    }
+
+    #[test]
+    fn per_direction_block_sizes() {
+        let j = job("bs=4k,64k\nrw=randrw");
+        assert_eq!(
+            j.block_sizes,
+            Some([BlockSize::Fixed(4 * KIB), BlockSize::Fixed(64 * KIB)])
+        );
+        // `bs` is the largest write size (what the drive checks against its buffer).
+        assert_eq!(j.bs, 64 * KIB);
+        // Read-only job: the largest read size.
+        assert_eq!(job("bs=4k,64k").bs, 4 * KIB);
+        // One value, or equal values: no per-direction sizes.
+        let j = job("bs=8k");
+        assert_eq!((j.bs, j.block_sizes.clone()), (8 * KIB, None));
+        assert_eq!(job("bs=8k,8k,8k").block_sizes, None);
+        // A trailing comma: writes keep their current value (the default 4k here).
+        let j = job("blocksize=16k,\nrw=write");
+        assert_eq!(
+            j.block_sizes,
+            Some([BlockSize::Fixed(16 * KIB), BlockSize::Fixed(4 * KIB)])
+        );
+        // An empty first field keeps the read size, here from [global].
+        let w = parse("[global]\nbs=32k\n[j]\nbs=,8k\nrw=rw\n");
+        assert_eq!(
+            w.jobs[0].block_sizes,
+            Some([BlockSize::Fixed(32 * KIB), BlockSize::Fixed(8 * KIB)])
+        );
+        // The trim field is validated but unused.
+        assert_eq!(
+            job("bs=4k,8k,16k").block_sizes.map(|b| b[1].max()),
+            Some(8 * KIB)
+        );
+        assert_value_err("bs=4k,8k,zz", "bs", "(value for trims)");
+    }
+
+    #[test]
+    fn bsrange_and_bssplit() {
+        let j = job("bsrange=4k-64k\nrw=randwrite");
+        let r = BlockSize::Range {
+            min: 4 * KIB,
+            max: 64 * KIB,
+        };
+        assert_eq!(j.block_sizes, Some([r.clone(), r]));
+        let j = job("blocksize_range=4k:8k,16k-1m\nrw=randrw");
+        assert_eq!(
+            j.block_sizes,
+            Some([
+                BlockSize::Range {
+                    min: 4 * KIB,
+                    max: 8 * KIB
+                },
+                BlockSize::Range {
+                    min: 16 * KIB,
+                    max: MIB
+                }
+            ])
+        );
+        assert_eq!(j.bs, MIB);
+        let j = job("bssplit=4k/50:64k/50");
+        let s = BlockSize::Split(vec![(4 * KIB, 50.0), (64 * KIB, 50.0)]);
+        assert_eq!(j.block_sizes, Some([s.clone(), s]));
+        // fio's example: blank percentages share the remainder equally.
+        let j = job("bssplit=4k/50:1k/:32k/");
+        let s = BlockSize::Split(vec![(4 * KIB, 50.0), (KIB, 25.0), (32 * KIB, 25.0)]);
+        assert_eq!(j.block_sizes.map(|b| b[0].clone()), Some(s));
+        let j = job("bssplit=2k/50:4k/50,4k/90:8k/10\nrw=rw");
+        assert_eq!(
+            j.block_sizes,
+            Some([
+                BlockSize::Split(vec![(2 * KIB, 50.0), (4 * KIB, 50.0)]),
+                BlockSize::Split(vec![(4 * KIB, 90.0), (8 * KIB, 10.0)])
+            ])
+        );
+        // Precedence whatever the order: bssplit > bsrange > bs.
+        let j = job("bssplit=8k/100\nbsrange=4k-16k\nbs=32k");
+        assert_eq!(
+            j.block_sizes.map(|b| b[0].clone()),
+            Some(BlockSize::Split(vec![(8 * KIB, 100.0)]))
+        );
+        let j = job("bs=32k\nbsrange=4k-16k,");
+        assert_eq!(
+            j.block_sizes,
+            Some([
+                BlockSize::Range {
+                    min: 4 * KIB,
+                    max: 16 * KIB
+                },
+                BlockSize::Fixed(32 * KIB)
+            ])
+        );
+        assert_value_err("bsrange=4k", "bsrange", "not a range");
+        assert_value_err("bsrange=64k-4k", "bsrange", "below the smallest");
+        assert_value_err("bsrange=0-4k", "bsrange", "greater than 0");
+        assert_value_err("bssplit=4k/60:8k/50", "bssplit", "more than 100%");
+        assert_value_err("bssplit=4k/60:8k/30", "bssplit", "add up to 90%");
+        assert_value_err("bssplit=4k/100:8k/", "bssplit", "leave nothing");
+        assert_value_err("bssplit=4k/50::8k/50", "bssplit", "empty entry");
+        assert_value_err("bssplit=4k/x", "bssplit", "'x' is not a number");
+        assert_value_err(
+            "bssplit=4k/50:8k/50,4k/150",
+            "bssplit",
+            "(value for writes)",
+        );
+    }
+
+    #[test]
+    fn blockalign_modifiers_and_sequencer() {
+        let j = job("blockalign=8k");
+        assert_eq!(j.blockalign, [Some(8 * KIB), Some(8 * KIB)]);
+        assert_eq!(job("ba=,16k").blockalign, [None, Some(16 * KIB)]);
+        assert_value_err("ba=0", "ba", "greater than 0");
+        let j = job("rw=write:4k");
+        assert_eq!(
+            (j.rw, j.seq_skip, j.offset_repeat),
+            (pattern(false, 0), 4 * KIB, 1)
+        );
+        let j = job("rw=randread:8\nrw_sequencer=identical");
+        assert_eq!(
+            (j.rw, j.seq_skip, j.offset_repeat),
+            (pattern(true, 100), 0, 8)
+        );
+        assert_eq!(j.rw_sequencer, Sequencer::Identical);
+        assert_eq!(job("rw=randread").rw_sequencer, Sequencer::Sequential);
+        // A later rw= without a modifier drops it.
+        let w = parse("[global]\nrw=read:64k\n[a]\n[b]\nrw=read\n");
+        assert_eq!((w.jobs[0].seq_skip, w.jobs[1].seq_skip), (64 * KIB, 0));
+        assert_value_err(
+            "rw_sequencer=random",
+            "rw_sequencer",
+            "expected sequential or identical",
+        );
+    }
+
+    #[test]
+    fn percentage_random_and_randrepeat() {
+        assert_eq!(job("rw=randread").percentage_random, [100, 100]);
+        assert_eq!(job("percentage_random=50").percentage_random, [50, 50]);
+        assert_eq!(job("percentage_random=10,90").percentage_random, [10, 90]);
+        assert_eq!(job("percentage_random=,30").percentage_random, [100, 30]);
+        assert_eq!(job("percentage_sequential=20").percentage_random, [80, 80]);
+        assert_value_err("percentage_random=101", "percentage_random", "0..=100");
+        assert_value_err(
+            "percentage_random=50,x",
+            "percentage_random",
+            "(value for writes)",
+        );
+        assert!(job("").randrepeat);
+        assert!(!job("randrepeat=0").randrepeat);
+        assert!(job("randrepeat").randrepeat);
+        assert_value_err("randrepeat=yes", "randrepeat", "expected 0, 1");
+    }
+
+    #[test]
+    fn random_distributions() {
+        use Distribution as D;
+        let d = |v: &str| job(&format!("random_distribution={v}")).random_distribution;
+        let both = |x: D| [x.clone(), x];
+        assert_eq!(d("random"), both(D::Uniform));
+        assert_eq!(
+            d("zipf:1.2"),
+            both(D::Zipf {
+                theta: 1.2,
+                center: None
+            })
+        );
+        assert_eq!(
+            d("zipf:0.8:0.25"),
+            both(D::Zipf {
+                theta: 0.8,
+                center: Some(0.25)
+            })
+        );
+        assert_eq!(
+            d("pareto:0.2"),
+            both(D::Pareto {
+                h: 0.2,
+                center: None
+            })
+        );
+        assert_eq!(
+            d("normal:5:0.5"),
+            both(D::Normal {
+                dev: 5.0,
+                center: Some(0.5)
+            })
+        );
+        assert_eq!(
+            d("zoned:60/10:30/20:8/30:2/40"),
+            both(D::Zoned(vec![
+                (60.0, 10.0),
+                (30.0, 20.0),
+                (8.0, 30.0),
+                (2.0, 40.0)
+            ]))
+        );
+        assert_eq!(
+            d("zoned_abs:60/20g:30/100g:10/500g"),
+            both(D::ZonedAbs(vec![
+                (60.0, 20 * GIB),
+                (30.0, 100 * GIB),
+                (10.0, 500 * GIB)
+            ]))
+        );
+        assert_eq!(
+            d("zipf:1.1,random"),
+            [
+                D::Zipf {
+                    theta: 1.1,
+                    center: None
+                },
+                D::Uniform
+            ]
+        );
+        assert_eq!(d(",pareto:0.3")[0], D::Uniform);
+        let e = |v: &str, needle: &str| {
+            assert_value_err(
+                &format!("random_distribution={v}"),
+                "random_distribution",
+                needle,
+            )
+        };
+        e("zipf", "needs a theta");
+        e("zipf:1", "different from 1.0");
+        e("zipf:0", "greater than 0");
+        e("zipf:1.2:1.5", "center '1.5' is out of range");
+        e("zipf:1.2:0.5:1", "too many values");
+        e("pareto:1.5", "between 0 and 1");
+        e("normal:0", "greater than 0");
+        e("normal:150", "at most 100");
+        e("random:1", "takes no value");
+        e("gauss:1", "unknown distribution 'gauss'");
+        e("zipf:abc", "'abc' is not a number");
+        e("zoned:60/10:30/90", "access percentages add up to 90%");
+        e("zoned:60/10:40/80", "range percentages add up to 90%");
+        e("zoned:60/0:40/100", "0% of the range");
+        e("zoned:60-10", "expected <access%>/<range%>");
+        e("zoned", "needs zones");
+        e("zoned_abs:100/1x", "unknown unit suffix");
+        e("zipf:1.2,zipf:1", "(value for writes)");
+    }
+
+    #[test]
+    fn new_options_errors_are_located() {
+        assert_err(
+            "[global]\nbs=4k\n[j]\nrw=randrw\nbssplit=4k/70:8k/20\n",
+            5,
+            Some("bssplit"),
+            "add up to 90%",
+        );
+        assert_err(
+            "[global]\nrandom_distribution=zipf:1\n[j]\n",
+            2,
+            Some("random_distribution"),
+            "zipf theta",
+        );
     }
 
     #[test]

@@ -1,11 +1,32 @@
-//! Per-job I/O generators: offsets, directions and stop conditions.
+//! Per-job I/O generators: offsets, sizes, directions and stop conditions.
 //!
 //! Random offsets without `norandommap` visit every block of the region
 //! exactly once per pass, like fio's random map; ssdlab uses a keyed
 //! Feistel permutation with cycle walking (O(1) memory, any region size)
 //! instead of fio's bitmap.
+//!
+//! Random offsets are drawn over *slots*: multiples of the direction's
+//! `blockalign` (default: its smallest block size) at which its smallest
+//! block still fits in the region. A block size that does not fit at the
+//! drawn slot is replaced by the largest one that does (fio likewise only
+//! issues sizes that fit). With variable block sizes the random map hands
+//! out each slot once per pass, so larger I/Os may overlap others.
+//!
+//! The random map applies only to the uniform distribution without
+//! `blockalign`: as fio documents, a non-uniform `random_distribution`
+//! implies `norandommap` (hot blocks must be hit repeatedly), and
+//! `blockalign` turns the map off.
+//!
+//! Non-uniform distributions (zipf, pareto, normal) draw a *rank*, map it
+//! to a slot with a fixed keyed [`Permutation`] (so the hot blocks are
+//! scattered over the region, as fio hashes them, not bunched at its
+//! start), then rotate the result by `center` × slots. Zipf ranks use
+//! rejection-inversion sampling (Hörmann and Derflinger, 1996), exact for
+//! any region size in O(1) memory; pareto ranks use the inverse of the
+//! self-similar ("h/1-h") distribution's CDF; normal ranks use Box-Muller
+//! around the middle rank, redrawn when they fall outside the region.
 
-use super::{JobSpec, WorkloadError};
+use super::{BlockSize, Distribution, JobSpec, Sequencer, WorkloadError};
 use crate::units::Time;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -73,24 +94,257 @@ impl Permutation {
     }
 }
 
+/// Block-size choice of one direction, in mapping units.
+#[derive(Debug, Clone)]
+enum Sizes {
+    Fixed(u64),
+    /// `min * k` for k uniform in `1..=count`.
+    Range {
+        min: u64,
+        count: u64,
+    },
+    /// Sizes with cumulative probabilities (last = 1).
+    Split {
+        sizes: Vec<u64>,
+        cum: Vec<f64>,
+    },
+}
+
+impl Sizes {
+    fn min(&self) -> u64 {
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, .. } => *min,
+            Sizes::Split { sizes, .. } => sizes.iter().copied().min().unwrap_or(1),
+        }
+    }
+
+    fn max(&self) -> u64 {
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, count } => min * count,
+            Sizes::Split { sizes, .. } => sizes.iter().copied().max().unwrap_or(1),
+        }
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, count } => min * rng.gen_range(1..=*count),
+            Sizes::Split { sizes, cum } => {
+                let u: f64 = rng.gen();
+                let i = cum.iter().position(|&c| u < c).unwrap_or(sizes.len() - 1);
+                sizes[i]
+            }
+        }
+    }
+
+    /// `s` if it fits in `room` (>= the smallest size), else the largest size that does.
+    #[inline]
+    fn fit(&self, s: u64, room: u64) -> u64 {
+        if s <= room {
+            return s;
+        }
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, .. } => room / min * min,
+            Sizes::Split { sizes, .. } => sizes
+                .iter()
+                .copied()
+                .filter(|&b| b <= room)
+                .max()
+                .unwrap_or(s),
+        }
+    }
+}
+
+/// Zipf ranks by rejection-inversion (Hörmann & Derflinger 1996):
+/// P(k) ∝ k^-θ for k in 1..=n, drawn by inverting the integral of the
+/// continuous hat x^-θ and accepting with a cheap squeeze test.
+#[derive(Debug, Clone)]
+struct Zipf {
+    n: f64,
+    theta: f64,
+    h_x1: f64,
+    h_n: f64,
+    s: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, theta: f64) -> Zipf {
+        let mut z = Zipf {
+            n: n as f64,
+            theta,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
+        z.h_x1 = z.big_h(1.5) - 1.0;
+        z.h_n = z.big_h(z.n + 0.5);
+        z.s = 2.0 - z.big_h_inv(z.big_h(2.5) - z.h(2.0));
+        z
+    }
+
+    /// ln(1+x)/x, accurate near 0.
+    fn helper1(x: f64) -> f64 {
+        if x.abs() > 1e-8 {
+            x.ln_1p() / x
+        } else {
+            1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+        }
+    }
+
+    /// (e^x - 1)/x, accurate near 0.
+    fn helper2(x: f64) -> f64 {
+        if x.abs() > 1e-8 {
+            x.exp_m1() / x
+        } else {
+            1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+        }
+    }
+
+    /// The hat function x^-θ.
+    fn h(&self, x: f64) -> f64 {
+        (-self.theta * x.ln()).exp()
+    }
+
+    /// Its integral from 1: (x^(1-θ) - 1) / (1-θ) (ln x for θ = 1).
+    fn big_h(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        Self::helper2((1.0 - self.theta) * lx) * lx
+    }
+
+    fn big_h_inv(&self, u: f64) -> f64 {
+        let t = (u * (1.0 - self.theta)).max(-1.0);
+        (Self::helper1(t) * u).exp()
+    }
+
+    /// A rank in `0..n` (0 = most frequent).
+    #[inline]
+    fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        loop {
+            let u = self.h_n + rng.gen::<f64>() * (self.h_x1 - self.h_n);
+            let x = self.big_h_inv(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= self.big_h(k + 0.5) - self.h(k) {
+                return k as u64 - 1;
+            }
+        }
+    }
+}
+
+/// Offset distribution of one direction, over slots.
+#[derive(Debug, Clone)]
+enum Dist {
+    Uniform,
+    /// Ranked distributions: rank -> `perm` -> rotate by `rot`.
+    Ranked {
+        kind: Ranked,
+        perm: Permutation,
+        rot: u64,
+    },
+    /// Zones: cumulative access probability and slot range `[lo, hi)`.
+    Zoned {
+        cum: Vec<f64>,
+        ranges: Vec<(u64, u64)>,
+    },
+}
+
+#[derive(Debug, Clone)]
+enum Ranked {
+    Zipf(Zipf),
+    /// rank = n * u^pow.
+    Pareto {
+        pow: f64,
+    },
+    /// Standard deviation in slots.
+    Normal {
+        sigma: f64,
+    },
+}
+
+/// One pass-by-pass random map (a permutation renewed each pass).
+#[derive(Debug, Clone)]
+struct RandMap {
+    n: u64,
+    key: u64,
+    perm: Permutation,
+    idx: u64,
+}
+
+impl RandMap {
+    fn new(n: u64, key: u64) -> RandMap {
+        RandMap {
+            n,
+            key,
+            perm: Permutation::new(n, key),
+            idx: 0,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        if self.idx == self.n {
+            self.idx = 0;
+            self.key = self.key.wrapping_add(1);
+            self.perm = Permutation::new(self.n, self.key);
+        }
+        let b = self.perm.get(self.idx);
+        self.idx += 1;
+        b
+    }
+}
+
+/// Per-direction generator state (units are mapping units, offsets relative to the region).
+#[derive(Debug, Clone)]
+struct Dir {
+    sizes: Sizes,
+    /// Random-offset alignment.
+    ba: u64,
+    /// Random-offset slots: `slot * ba` with the smallest size fitting.
+    slots: u64,
+    dist: Dist,
+    /// Index into `JobGen::maps`.
+    map: Option<usize>,
+    /// Percentage of random I/Os (random patterns).
+    prand: u32,
+    seq_next: u64,
+    last_off: u64,
+    last_end: u64,
+    /// I/Os left to place relative to the last random offset (`rw=randread:N`).
+    repeat_left: u32,
+}
+
 /// Generator state for one job clone.
 pub struct JobGen {
     random: bool,
     read_pct: u32,
-    /// Region start (LPN) and block size (LPNs).
+    /// Region start and length (LPN).
     start: u64,
-    bs: u32,
-    blocks: u64,
-    seq_next: [u64; 2],
+    len: u64,
+    unit: u64,
+    skip: u64,
+    offset_repeat: u32,
+    sequencer: Sequencer,
+    /// Per-direction state (boxed to keep `JobGen` small).
+    dirs: Box<[Dir; 2]>,
+    maps: Vec<RandMap>,
     rng: Xoshiro256PlusPlus,
-    perm: Option<Permutation>,
-    perm_key: u64,
-    perm_idx: u64,
     ios_limit: Option<u64>,
+    bytes_limit: Option<u64>,
     issued: u64,
+    issued_bytes: u64,
     deadline: Option<Time>,
     /// End of ramp (I/Os submitted before it are not measured).
     pub ramp_end: Time,
+}
+
+/// A 64-bit mix (splitmix64 finaliser).
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl JobGen {
@@ -110,8 +364,43 @@ impl JobGen {
             option: Some(opt.to_string()),
             message: format!("job '{}': {msg}", job.name),
         };
-        if !job.bs.is_multiple_of(unit) {
-            return Err(err("bs", format!("block size {} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", job.bs)));
+        let sizes: [BlockSize; 2] = match &job.block_sizes {
+            Some(s) => s.clone(),
+            None => [BlockSize::Fixed(job.bs), BlockSize::Fixed(job.bs)],
+        };
+        let used = [job.rw.read_pct > 0, job.rw.read_pct < 100];
+        const DIR: [&str; 2] = ["read", "write"];
+        for d in 0..2 {
+            if !used[d] {
+                continue;
+            }
+            let bad = match &sizes[d] {
+                BlockSize::Fixed(b) => (!b.is_multiple_of(unit) || *b == 0).then_some(*b),
+                BlockSize::Range { min, .. } => {
+                    (!min.is_multiple_of(unit) || *min == 0).then_some(*min)
+                }
+                BlockSize::Split(v) => v
+                    .iter()
+                    .map(|e| e.0)
+                    .find(|b| !b.is_multiple_of(unit) || *b == 0),
+            };
+            if let Some(b) = bad {
+                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", DIR[d])));
+            }
+            if let Some(ba) = job.blockalign[d] {
+                if ba == 0 || !ba.is_multiple_of(unit) {
+                    return Err(err("blockalign", format!("{} alignment {ba} B is not a multiple of the drive's mapping unit ({unit} B)", DIR[d])));
+                }
+            }
+        }
+        if !job.seq_skip.is_multiple_of(unit) {
+            return Err(err(
+                "rw",
+                format!(
+                    "the skip of {} B after each I/O is not a multiple of the drive's mapping unit ({unit} B)",
+                    job.seq_skip
+                ),
+            ));
         }
         if !job.offset.is_multiple_of(unit) {
             return Err(err(
@@ -142,56 +431,255 @@ impl JobGen {
                 ),
             ));
         }
-        let bs = (job.bs / unit) as u32;
-        let blocks = size / job.bs;
-        if blocks == 0 {
-            return Err(err(
-                "size",
-                format!(
-                    "region of {size} B is smaller than one block of {} B",
-                    job.bs
-                ),
-            ));
-        }
+        let len = size / unit;
         let io_bytes = if job.time_based {
             None
         } else {
             Some(job.io_size.unwrap_or(size))
         };
-        let by_bytes = io_bytes.map(|b| b.div_ceil(job.bs).max(1));
-        let ios_limit = match (by_bytes, job.number_ios) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let job_seed = job
-            .randseed
-            .unwrap_or(seed)
-            .wrapping_add((clone as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let rng = Xoshiro256PlusPlus::seed_from_u64(job_seed);
-        let perm = if job.rw.random && !job.norandommap {
-            Some(Permutation::new(blocks, job_seed ^ 0xA5A5))
-        } else {
-            None
-        };
-        if ios_limit.is_none() && job.runtime.is_none() {
+        if io_bytes.is_none() && job.number_ios.is_none() && job.runtime.is_none() {
             return Err(err("runtime", "time_based needs runtime".into()));
         }
+        let base = match job.randseed {
+            Some(s) => s,
+            None if job.randrepeat => seed,
+            None => mix64(seed ^ 0x7261_6e64_7265_7030),
+        };
+        let job_seed = base.wrapping_add((clone as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let rng = Xoshiro256PlusPlus::seed_from_u64(job_seed);
+        let mut maps: Vec<RandMap> = Vec::new();
+        let mut dirs = Vec::with_capacity(2);
+        for d in 0..2 {
+            let s = if used[d] { &sizes[d] } else { &sizes[1 - d] };
+            let su = match s {
+                BlockSize::Fixed(b) => Sizes::Fixed(b / unit),
+                BlockSize::Range { min, max } => Sizes::Range {
+                    min: min / unit,
+                    count: max / min,
+                },
+                BlockSize::Split(v) => {
+                    let v: Vec<(u64, f64)> = v.iter().filter(|e| e.1 > 0.0).copied().collect();
+                    let total: f64 = v.iter().map(|e| e.1).sum();
+                    let mut acc = 0.0;
+                    let mut cum: Vec<f64> = v
+                        .iter()
+                        .map(|e| {
+                            acc += e.1 / total;
+                            acc
+                        })
+                        .collect();
+                    if let Some(l) = cum.last_mut() {
+                        *l = 1.0;
+                    }
+                    Sizes::Split {
+                        sizes: v.iter().map(|e| e.0 / unit).collect(),
+                        cum,
+                    }
+                }
+            };
+            if su.max() > len {
+                return Err(err(
+                    "size",
+                    format!(
+                        "region of {size} B is smaller than one {} block of {} B",
+                        DIR[d],
+                        su.max() * unit
+                    ),
+                ));
+            }
+            let ba = job.blockalign[d].map_or(su.min(), |b| b / unit);
+            let slots = (len - su.min()) / ba + 1;
+            let dist_key = job_seed ^ 0xD157_0000_0000;
+            let dist_spec = if used[d] {
+                job.random_distribution[d].clone()
+            } else {
+                Distribution::Uniform
+            };
+            let ranked = |kind: Ranked, center: Option<f64>| Dist::Ranked {
+                kind,
+                perm: Permutation::new(slots, dist_key),
+                rot: (center.unwrap_or(0.0) * slots as f64).round() as u64 % slots,
+            };
+            let zone_err = |i: usize| {
+                err(
+                    "random_distribution",
+                    format!(
+                        "{} zone {} covers no block of the region ({size} B in {slots} blocks of {} B)",
+                        DIR[d],
+                        i + 1,
+                        ba * unit
+                    ),
+                )
+            };
+            let zoned = |zones: Vec<(f64, u64, u64)>| -> Result<Dist, WorkloadError> {
+                let mut acc = 0.0;
+                let mut cum = Vec::new();
+                let mut ranges = Vec::new();
+                for (i, (a, lo, hi)) in zones.into_iter().enumerate() {
+                    if a <= 0.0 {
+                        continue;
+                    }
+                    if hi <= lo {
+                        return Err(zone_err(i));
+                    }
+                    acc += a / 100.0;
+                    cum.push(acc);
+                    ranges.push((lo, hi));
+                }
+                if let Some(l) = cum.last_mut() {
+                    *l = 1.0;
+                }
+                Ok(Dist::Zoned { cum, ranges })
+            };
+            let dist = match dist_spec {
+                Distribution::Uniform => Dist::Uniform,
+                Distribution::Zipf { theta, center } => {
+                    ranked(Ranked::Zipf(Zipf::new(slots, theta)), center)
+                }
+                Distribution::Pareto { h, center } => ranked(
+                    Ranked::Pareto {
+                        pow: h.ln() / (1.0 - h).ln(),
+                    },
+                    center,
+                ),
+                Distribution::Normal { dev, center } => ranked(
+                    Ranked::Normal {
+                        sigma: dev / 100.0 * slots as f64,
+                    },
+                    center,
+                ),
+                Distribution::Zoned(z) => {
+                    let mut acc = 0.0;
+                    let zones = z
+                        .iter()
+                        .map(|&(a, r)| {
+                            let lo = (acc / 100.0 * slots as f64).round() as u64;
+                            acc += r;
+                            let hi = ((acc / 100.0 * slots as f64).round() as u64).min(slots);
+                            (a, lo, hi)
+                        })
+                        .collect();
+                    zoned(zones)?
+                }
+                Distribution::ZonedAbs(z) => {
+                    let total: u64 = z.iter().map(|e| e.1).sum();
+                    if total > size {
+                        return Err(err(
+                            "random_distribution",
+                            format!(
+                                "{} zones cover {total} B, more than the region ({size} B)",
+                                DIR[d]
+                            ),
+                        ));
+                    }
+                    let slot_bytes = ba * unit;
+                    let mut acc = 0u64;
+                    let zones = z
+                        .iter()
+                        .map(|&(a, b)| {
+                            let lo = acc.div_ceil(slot_bytes).min(slots);
+                            acc += b;
+                            let hi = acc.div_ceil(slot_bytes).min(slots);
+                            (a, lo, hi)
+                        })
+                        .collect();
+                    zoned(zones)?
+                }
+            };
+            let use_map = job.rw.random
+                && !job.norandommap
+                && job.blockalign.iter().all(Option::is_none)
+                && matches!(dist, Dist::Uniform);
+            let map = if use_map {
+                match maps.iter().position(|m| m.n == slots) {
+                    Some(i) => Some(i),
+                    None => {
+                        maps.push(RandMap::new(slots, job_seed ^ 0xA5A5 ^ ((d as u64) << 40)));
+                        Some(maps.len() - 1)
+                    }
+                }
+            } else {
+                None
+            };
+            dirs.push(Dir {
+                sizes: su,
+                ba,
+                slots,
+                dist,
+                map,
+                prand: job.percentage_random[d].min(100),
+                seq_next: 0,
+                last_off: 0,
+                last_end: 0,
+                repeat_left: 0,
+            });
+        }
+        let Ok(dirs) = <Box<[Dir; 2]>>::try_from(dirs.into_boxed_slice()) else {
+            unreachable!("two directions")
+        };
         Ok(JobGen {
             random: job.rw.random,
             read_pct: job.rw.read_pct,
             start: job.offset / unit,
-            bs,
-            blocks,
-            seq_next: [0, 0],
+            len,
+            unit,
+            skip: job.seq_skip / unit,
+            offset_repeat: job.offset_repeat.max(1),
+            sequencer: job.rw_sequencer,
+            dirs,
+            maps,
             rng,
-            perm,
-            perm_key: job_seed ^ 0xA5A5,
-            perm_idx: 0,
-            ios_limit,
+            ios_limit: job.number_ios,
+            bytes_limit: io_bytes,
             issued: 0,
+            issued_bytes: 0,
             deadline: job.runtime.map(|r| job.ramp_time + r),
             ramp_end: job.ramp_time,
         })
+    }
+
+    /// A random slot of direction `d`.
+    #[inline]
+    fn random_slot(&mut self, d: usize) -> u64 {
+        let dir = &self.dirs[d];
+        if let Some(m) = dir.map {
+            return self.maps[m].next();
+        }
+        let n = dir.slots;
+        match &dir.dist {
+            Dist::Uniform => self.rng.gen_range(0..n),
+            Dist::Ranked { kind, perm, rot } => {
+                let rank = match kind {
+                    Ranked::Zipf(z) => z.sample(&mut self.rng),
+                    Ranked::Pareto { pow } => {
+                        let u: f64 = self.rng.gen();
+                        ((n as f64 * u.powf(*pow)) as u64).min(n - 1)
+                    }
+                    Ranked::Normal { sigma } => {
+                        let mid = n as f64 / 2.0;
+                        let mut x = mid;
+                        for _ in 0..64 {
+                            let u1: f64 = 1.0 - self.rng.gen::<f64>();
+                            let u2: f64 = self.rng.gen();
+                            let z =
+                                (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                            x = mid + z * sigma;
+                            if (0.0..n as f64).contains(&x) {
+                                break;
+                            }
+                        }
+                        (x.max(0.0) as u64).min(n - 1)
+                    }
+                };
+                (perm.get(rank) + rot) % n
+            }
+            Dist::Zoned { cum, ranges } => {
+                let u: f64 = self.rng.gen();
+                let i = cum.iter().position(|&c| u < c).unwrap_or(ranges.len() - 1);
+                let (lo, hi) = ranges[i];
+                self.rng.gen_range(lo..hi)
+            }
+        }
     }
 
     /// Next I/O at simulated time `now`, or None when the job is done.
@@ -199,6 +687,11 @@ impl JobGen {
     pub fn next_io(&mut self, now: Time) -> Option<Io> {
         if let Some(l) = self.ios_limit {
             if self.issued >= l {
+                return None;
+            }
+        }
+        if let Some(b) = self.bytes_limit {
+            if self.issued_bytes >= b {
                 return None;
             }
         }
@@ -213,29 +706,51 @@ impl JobGen {
             0 => true,
             p => self.rng.gen_range(0..100) >= p,
         };
-        let block = if self.random {
-            if self.perm.is_some() {
-                if self.perm_idx == self.blocks {
-                    self.perm_idx = 0;
-                    self.perm_key = self.perm_key.wrapping_add(1);
-                    self.perm = Some(Permutation::new(self.blocks, self.perm_key));
+        let d = write as usize;
+        let len = self.len;
+        let mut s = self.dirs[d].sizes.draw(&mut self.rng);
+        // Where a sequential continuation from `pos` goes: wraps to the start at the end.
+        let cont = |pos: u64, s: u64| if pos + s <= len { pos } else { 0 };
+        let off = if self.random {
+            let (repeat_left, last_off, last_end, p) = {
+                let dir = &self.dirs[d];
+                (dir.repeat_left, dir.last_off, dir.last_end, dir.prand)
+            };
+            if repeat_left > 0 {
+                self.dirs[d].repeat_left -= 1;
+                match self.sequencer {
+                    Sequencer::Sequential => cont(last_end, s),
+                    Sequencer::Identical => {
+                        s = self.dirs[d].sizes.fit(s, len - last_off);
+                        last_off
+                    }
                 }
-                let b = self.perm.as_ref().map_or(0, |p| p.get(self.perm_idx));
-                self.perm_idx += 1;
-                b
             } else {
-                self.rng.gen_range(0..self.blocks)
+                let random = p >= 100 || (p > 0 && self.rng.gen_range(0..100) < p);
+                if random {
+                    let off = self.random_slot(d) * self.dirs[d].ba;
+                    let dir = &mut self.dirs[d];
+                    dir.repeat_left = self.offset_repeat - 1;
+                    s = dir.sizes.fit(s, len - off);
+                    off
+                } else {
+                    cont(last_end, s)
+                }
             }
         } else {
-            let d = write as usize;
-            let b = self.seq_next[d];
-            self.seq_next[d] = (b + 1) % self.blocks;
-            b
+            let dir = &mut self.dirs[d];
+            let off = cont(dir.seq_next, s);
+            dir.seq_next = off + s + self.skip;
+            off
         };
+        let dir = &mut self.dirs[d];
+        dir.last_off = off;
+        dir.last_end = off + s;
+        self.issued_bytes += s * self.unit;
         Some(Io {
             write,
-            lpn: (self.start + block * self.bs as u64) as u32,
-            nlpn: self.bs,
+            lpn: (self.start + off) as u32,
+            nlpn: s as u32,
         })
     }
 
@@ -312,5 +827,399 @@ mod tests {
             .unwrap();
         assert_eq!(e.option.as_deref(), Some("bs"));
         assert!(e.to_string().contains("jobs.fio"));
+    }
+
+    const U: u64 = 4096;
+
+    /// The generator for the single job of a fio file body, on a drive of `cap` units of 4 KiB.
+    fn gen_seeded(body: &str, cap: u64, seed: u64) -> Result<JobGen, WorkloadError> {
+        let w = match crate::workload::fio::parse_str(&format!("[j]\n{body}\n"), "t.fio") {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        };
+        JobGen::new(&w.jobs[0], 0, seed, cap, U, "t.fio")
+    }
+
+    fn gen(body: &str, cap: u64) -> JobGen {
+        match gen_seeded(body, cap, 7) {
+            Ok(g) => g,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn all(mut g: JobGen) -> Vec<Io> {
+        let mut v = Vec::new();
+        while let Some(io) = g.next_io(Time::ZERO) {
+            v.push(io);
+        }
+        v
+    }
+
+    fn gen_err(body: &str, cap: u64) -> WorkloadError {
+        match gen_seeded(body, cap, 7) {
+            Ok(_) => panic!("expected an error for {body:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn frac(n: usize, total: usize) -> f64 {
+        n as f64 / total as f64
+    }
+
+    #[test]
+    fn generator_stays_small() {
+        // The drive keeps generators in an enum beside a boxed trace source.
+        assert!(
+            std::mem::size_of::<JobGen>() <= 200,
+            "{}",
+            std::mem::size_of::<JobGen>()
+        );
+    }
+
+    #[test]
+    fn bssplit_frequencies() {
+        // Blank percentages share the remainder: 20/40/40.
+        let ios = all(gen(
+            "rw=randread\nbssplit=4k/20:16k/:64k/\nnumber_ios=200000\nio_size=1p",
+            1 << 20,
+        ));
+        assert_eq!(ios.len(), 200_000);
+        for (nlpn, want) in [(1, 0.2), (4, 0.4), (16, 0.4)] {
+            let got = frac(ios.iter().filter(|io| io.nlpn == nlpn).count(), ios.len());
+            assert!((got - want).abs() < 0.01, "{nlpn}: {got}");
+        }
+        assert!(ios.iter().all(|io| [1, 4, 16].contains(&io.nlpn)));
+        // Per direction.
+        let ios = all(gen(
+            "rw=randrw\nbssplit=4k/50:64k/50,8k/10:128k/90\nnumber_ios=200000\nio_size=1p\nnorandommap",
+            1 << 20,
+        ));
+        let (r, w): (Vec<Io>, Vec<Io>) = ios.iter().partition(|io| !io.write);
+        let f = |v: &[Io], n: u32| frac(v.iter().filter(|io| io.nlpn == n).count(), v.len());
+        assert!((f(&r, 1) - 0.5).abs() < 0.01 && (f(&r, 16) - 0.5).abs() < 0.01);
+        assert!((f(&w, 2) - 0.1).abs() < 0.01 && (f(&w, 32) - 0.9).abs() < 0.01);
+        // bs=r,w.
+        let ios = all(gen("rw=rw\nbs=4k,64k\nnumber_ios=1000", 1 << 20));
+        assert!(ios
+            .iter()
+            .all(|io| io.nlpn == if io.write { 16 } else { 1 }));
+    }
+
+    #[test]
+    fn bsrange_sizes_are_multiples_of_the_minimum() {
+        let ios = all(gen(
+            "rw=randwrite\nbsrange=8k-40k\nnumber_ios=50000\nio_size=1p",
+            1 << 16,
+        ));
+        let mut seen = [0u32; 11];
+        for io in &ios {
+            assert!(io.nlpn % 2 == 0 && (2..=10).contains(&io.nlpn), "{io:?}");
+            seen[io.nlpn as usize] += 1;
+        }
+        // Uniform over 8k, 16k, 24k, 32k, 40k.
+        for n in [2, 4, 6, 8, 10] {
+            assert!((frac(seen[n] as usize, ios.len()) - 0.2).abs() < 0.01);
+        }
+    }
+
+    #[test]
+    fn offsets_stay_in_the_region_and_aligned() {
+        let cases = [
+            (
+                "rw=randrw\nbsrange=4k-64k\nblockalign=16k\noffset=1m\nsize=3m",
+                4,
+            ),
+            ("rw=randread\nbssplit=8k/50:24k/50\noffset=64k\nsize=1m", 2),
+            (
+                "rw=randwrite\nbs=4k,12k\nblockalign=8k\nsize=100k\nnumber_ios=5000\nio_size=1p",
+                2,
+            ),
+            (
+                "rw=randread\nbssplit=4k/50:64k/50\nrandom_distribution=zipf:1.1\nsize=2m",
+                1,
+            ),
+            (
+                "rw=randread\nbs=16k\nrandom_distribution=zoned:50/50:50/50\nsize=1m",
+                4,
+            ),
+            ("rw=read\nbssplit=4k/50:12k/50\nsize=1m\nio_size=10m", 1),
+            ("rw=randread:4\nbsrange=4k-32k\nsize=1m\nio_size=10m", 1),
+            (
+                "rw=randrw:3\nrw_sequencer=identical\nbsrange=4k-32k\nsize=1m",
+                1,
+            ),
+            (
+                "rw=randrw\npercentage_random=30\nbsrange=4k-32k\nsize=1m",
+                1,
+            ),
+            ("rw=write:8k\nbs=12k\noffset=4k\nsize=1m", 1),
+        ];
+        for (body, align) in cases {
+            let g = gen(body, 1 << 12);
+            let (start, len) = (g.start, g.len);
+            let random = g.random && !body.contains(':') && !body.contains("percentage");
+            let ios = all(g);
+            assert!(!ios.is_empty());
+            for io in &ios {
+                let off = io.lpn as u64 - start;
+                assert!(
+                    io.lpn as u64 >= start && off + io.nlpn as u64 <= len,
+                    "{body}: {io:?}"
+                );
+                assert!(io.nlpn > 0);
+                if random {
+                    assert_eq!(off % align, 0, "{body}: {io:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn io_size_counts_bytes_with_variable_sizes() {
+        let ios = all(gen(
+            "rw=randread\nbssplit=4k/50:64k/50\nio_size=10m",
+            1 << 16,
+        ));
+        let bytes: u64 = ios.iter().map(|io| io.nlpn as u64 * U).sum();
+        let last = ios.last().map_or(0, |io| io.nlpn as u64 * U);
+        assert!(bytes >= 10 << 20 && bytes - last < 10 << 20, "{bytes}");
+    }
+
+    /// Accesses per block of `n` blocks of 4 KiB.
+    fn histogram(body: &str, n: u64, ios: u64) -> Vec<u32> {
+        let mut h = vec![0u32; n as usize];
+        for io in all(gen(&format!("{body}\nnumber_ios={ios}\nio_size=1p"), n)) {
+            h[io.lpn as usize] += 1;
+        }
+        h
+    }
+
+    /// Share of the accesses that go to the hottest `k` blocks, and the mean
+    /// position (0..1) of the hottest `m` blocks.
+    fn hot(h: &[u32], k: usize, m: usize) -> (f64, f64) {
+        let mut idx: Vec<usize> = (0..h.len()).collect();
+        idx.sort_by_key(|&i| std::cmp::Reverse(h[i]));
+        let total: u64 = h.iter().map(|&c| c as u64).sum();
+        let top: u64 = idx[..k].iter().map(|&i| h[i] as u64).sum();
+        let mean = idx[..m].iter().map(|&i| i as f64).sum::<f64>() / m as f64 / h.len() as f64;
+        (top as f64 / total as f64, mean)
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_scattered() {
+        let n = 1 << 20;
+        let h = histogram("rw=randread\nrandom_distribution=zipf:1.2", n, 200_000);
+        let (share, mean) = hot(&h, (n / 100) as usize, 100);
+        assert!(share > 0.5, "{share}");
+        assert!((0.35..0.65).contains(&mean), "{mean}");
+        // The hottest block draws 1 / H(n, 1.2) of the accesses.
+        let hn: f64 = (1..=n).map(|k| (k as f64).powf(-1.2)).sum();
+        let top = *h.iter().max().unwrap_or(&0) as f64 / 200_000.0;
+        assert!((top - 1.0 / hn).abs() < 0.005, "{top} vs {}", 1.0 / hn);
+    }
+
+    #[test]
+    fn zipf_sampler_matches_the_exact_distribution() {
+        for (n, theta) in [(10u64, 0.8), (7, 2.5), (1, 1.2), (1000, 0.5)] {
+            let z = Zipf::new(n, theta);
+            let norm: f64 = (1..=n).map(|k| (k as f64).powf(-theta)).sum();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            let mut c = vec![0u32; n as usize];
+            let draws = 400_000;
+            for _ in 0..draws {
+                c[z.sample(&mut rng) as usize] += 1;
+            }
+            for (k, &ck) in c.iter().enumerate().take(10) {
+                let p = ((k + 1) as f64).powf(-theta) / norm;
+                let got = ck as f64 / draws as f64;
+                assert!(
+                    (got - p).abs() < 0.004,
+                    "n={n} θ={theta} k={k}: {got} vs {p}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn pareto_and_normal_are_skewed_and_scattered() {
+        let n = 10_000;
+        // pareto:0.2 is the 80/20 rule: 80% of the accesses to 20% of the blocks.
+        let h = histogram("rw=randread\nrandom_distribution=pareto:0.2", n, 200_000);
+        let (share, mean) = hot(&h, 2_000, 100);
+        assert!(share > 0.78, "{share}");
+        assert!((0.35..0.65).contains(&mean), "{mean}");
+        // normal:5: ±1σ (10% of the blocks) take about 68%.
+        let h = histogram("rw=randread\nrandom_distribution=normal:5", n, 200_000);
+        let (share, mean) = hot(&h, 1_000, 100);
+        assert!((0.66..0.75).contains(&share), "{share}");
+        assert!((0.35..0.65).contains(&mean), "{mean}");
+        // normal:100 is nearly uniform: the top 10% take far less.
+        let h = histogram("rw=randread\nrandom_distribution=normal:100", n, 200_000);
+        assert!(hot(&h, 1_000, 100).0 < 0.25);
+    }
+
+    #[test]
+    fn zoned_distributions() {
+        let n = 1 << 16;
+        let h = histogram(
+            "rw=randread\nrandom_distribution=zoned:60/10:40/90",
+            n,
+            200_000,
+        );
+        let first: u32 = h[..(n / 10) as usize].iter().sum();
+        let f = first as f64 / 200_000.0;
+        assert!((f - 0.6).abs() < 0.01, "{f}");
+        // zoned_abs: 70% in the first 64 MiB, 30% in the next 128 MiB, none beyond.
+        let h = histogram(
+            "rw=randread\nrandom_distribution=zoned_abs:70/64m:30/128m",
+            n,
+            200_000,
+        );
+        let z1: u32 = h[..1 << 14].iter().sum();
+        let z2: u32 = h[1 << 14..3 << 14].iter().sum();
+        assert!((z1 as f64 / 200_000.0 - 0.7).abs() < 0.01);
+        assert_eq!(z1 + z2, 200_000);
+        // Per direction: zoned reads, uniform writes.
+        let ios = all(gen(
+            "rw=randrw\nrandom_distribution=zoned:100/10:0/90,random\nnumber_ios=20000",
+            n,
+        ));
+        assert!(ios
+            .iter()
+            .filter(|io| !io.write)
+            .all(|io| io.lpn as u64 <= n / 10));
+        let w_hi = ios
+            .iter()
+            .filter(|io| io.write && io.lpn as u64 >= n / 2)
+            .count();
+        assert!(w_hi > 4000, "{w_hi}");
+        let e = gen_err(
+            "rw=randread\nrandom_distribution=zoned_abs:50/200m:50/200m",
+            n,
+        );
+        assert_eq!(e.option.as_deref(), Some("random_distribution"));
+        assert!(e.message.contains("more than the region"), "{e}");
+        let e = gen_err(
+            "rw=randread\nrandom_distribution=zoned:50/99.99:50/0.01\nsize=64k",
+            n,
+        );
+        assert!(e.message.contains("covers no block"), "{e}");
+    }
+
+    #[test]
+    fn center_rotates_the_hot_spot() {
+        let n: u64 = 1 << 20;
+        let a = all(gen(
+            "rw=randread\nrandom_distribution=zipf:1.2\nnumber_ios=1000",
+            n,
+        ));
+        let b = all(gen(
+            "rw=randread\nrandom_distribution=zipf:1.2:0.25\nnumber_ios=1000",
+            n,
+        ));
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!((x.lpn as u64 + n / 4) % n, y.lpn as u64);
+        }
+        let h0 = histogram("rw=randread\nrandom_distribution=normal:2", 1000, 20_000);
+        let h1 = histogram(
+            "rw=randread\nrandom_distribution=normal:2:0.5",
+            1000,
+            20_000,
+        );
+        let top = |h: &[u32]| (0..h.len()).max_by_key(|&i| h[i]).unwrap_or(0);
+        assert_eq!((top(&h0) + 500) % 1000, top(&h1));
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_continuations() {
+        let ios = all(gen(
+            "rw=randread\npercentage_random=50\nnumber_ios=100000",
+            1 << 20,
+        ));
+        let seq = ios
+            .windows(2)
+            .filter(|w| w[1].lpn == w[0].lpn + w[0].nlpn)
+            .count();
+        let f = frac(seq, ios.len() - 1);
+        assert!((f - 0.5).abs() < 0.01, "{f}");
+        // Per direction, and percentage_sequential.
+        let ios = all(gen(
+            "rw=randrw\npercentage_sequential=100,0\nnumber_ios=10000",
+            1 << 20,
+        ));
+        let reads: Vec<&Io> = ios.iter().filter(|io| !io.write).collect();
+        assert!(reads.windows(2).all(|w| w[1].lpn == w[0].lpn + 1));
+        let writes: Vec<&Io> = ios.iter().filter(|io| io.write).collect();
+        assert!(
+            writes
+                .windows(2)
+                .filter(|w| w[1].lpn == w[0].lpn + 1)
+                .count()
+                < 10
+        );
+    }
+
+    #[test]
+    fn offset_modifiers() {
+        // Sequential with holes: 4k I/O, 8k skipped, wrapping at the end.
+        let ios = all(gen("rw=write:8k\nbs=4k\nsize=48k\nnumber_ios=6", 100));
+        let lpns: Vec<u32> = ios.iter().map(|io| io.lpn).collect();
+        assert_eq!(lpns, [0, 3, 6, 9, 0, 3]);
+        // randread:4: a new random offset every 4 I/Os, then sequential.
+        let ios = all(gen("rw=randread:4\nnumber_ios=4000", 1 << 20));
+        for c in ios.chunks(4) {
+            assert!(c.windows(2).all(|w| w[1].lpn == w[0].lpn + 1), "{c:?}");
+        }
+        let starts: std::collections::HashSet<u32> = ios.chunks(4).map(|c| c[0].lpn).collect();
+        assert!(starts.len() > 990);
+        // identical: the same offset 4 times.
+        let ios = all(gen(
+            "rw=randwrite:4\nrw_sequencer=identical\nnumber_ios=400",
+            1 << 20,
+        ));
+        for c in ios.chunks(4) {
+            assert!(c.iter().all(|io| io.lpn == c[0].lpn), "{c:?}");
+        }
+        let e = gen_err("rw=write:2k", 100);
+        assert_eq!(e.option.as_deref(), Some("rw"));
+    }
+
+    #[test]
+    fn deterministic_per_seed() {
+        let body = "rw=randrw\nbssplit=4k/30:16k/70,8k\nrandom_distribution=zipf:0.9,pareto:0.3\n\
+                    percentage_random=80\nnumber_ios=5000";
+        let run = |b: &str, seed: u64| match gen_seeded(b, 1 << 18, seed) {
+            Ok(g) => all(g),
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(run(body, 1), run(body, 1));
+        assert_ne!(run(body, 1), run(body, 2));
+        // randrepeat=0 mixes the run seed in once more: another (still reproducible) sequence.
+        let rr0 = format!("{body}\nrandrepeat=0");
+        assert_eq!(run(&rr0, 1), run(&rr0, 1));
+        assert_ne!(run(&rr0, 1), run(body, 1));
+        // randseed fixes the sequence whatever the run seed (and wins over randrepeat, as in fio).
+        let fixed = format!("{body}\nrandseed=99");
+        assert_eq!(run(&fixed, 1), run(&fixed, 2));
+        assert_eq!(run(&format!("{fixed}\nrandrepeat=0"), 5), run(&fixed, 1));
+    }
+
+    #[test]
+    fn sizes_must_be_multiples_of_the_mapping_unit() {
+        for (body, opt) in [
+            ("rw=randread\nbssplit=4k/50:6k/50", "bssplit"),
+            ("rw=randread\nbsrange=2k-8k", "bsrange"),
+            ("rw=randwrite\nbs=4k,6k", "bs"),
+            ("rw=randread\nblockalign=2k", "blockalign"),
+        ] {
+            let e = gen_err(body, 1 << 10);
+            assert_eq!(e.option.as_deref(), Some(opt), "{e}");
+            assert!(e.message.contains("mapping unit"), "{e}");
+            assert!(e.to_string().starts_with("t.fio: "), "{e}");
+        }
+        // A direction the job does not use is not checked.
+        assert!(gen_seeded("rw=randread\nbs=4k,6k", 1 << 10, 1).is_ok());
+        let e = gen_err("rw=read\nbssplit=4k/50:64k/50\nsize=32k", 1 << 10);
+        assert_eq!(e.option.as_deref(), Some("size"));
     }
 }

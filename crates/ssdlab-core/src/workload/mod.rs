@@ -26,8 +26,33 @@ pub struct JobSpec {
     pub name: String,
     /// `rw=` / `readwrite=` with `rwmixread=` / `rwmixwrite=` applied.
     pub rw: RwPattern,
-    /// Block size in bytes (`bs=`; default 4096).
+    /// Block size in bytes (`bs=`; default 4096). When [`JobSpec::block_sizes`]
+    /// is set, the largest size a write of this job can have (a read, for a
+    /// read-only job): the size the drive checks against its write buffer.
     pub bs: u64,
+    /// Per-direction block sizes `[read, write]` (`bs=r,w`, `bsrange=`,
+    /// `bssplit=`); `None` = every I/O is `bs` bytes.
+    pub block_sizes: Option<[BlockSize; 2]>,
+    /// Alignment of random offsets in bytes `[read, write]` (`blockalign=`);
+    /// `None` = the direction's smallest block size. Setting it turns the
+    /// random map off, as in fio.
+    pub blockalign: [Option<u64>; 2],
+    /// Bytes skipped after each I/O of a sequential pattern (`rw=write:4k`).
+    pub seq_skip: u64,
+    /// I/Os per new random offset (`rw=randread:8`; default 1).
+    pub offset_repeat: u32,
+    /// What the I/Os after a new random offset do when `offset_repeat > 1`
+    /// (`rw_sequencer=`).
+    pub rw_sequencer: Sequencer,
+    /// Percentage of random I/Os `[read, write]` of a random pattern
+    /// (`percentage_random=`; default 100); the rest continue sequentially.
+    pub percentage_random: [u32; 2],
+    /// Random offset distribution `[read, write]` (`random_distribution=`).
+    pub random_distribution: [Distribution; 2],
+    /// Same random sequence every run (`randrepeat=`; default true). When
+    /// false and no `randseed` is given, the run seed is mixed into the job
+    /// seed once more, so the job's offsets differ from a `randrepeat=1` run.
+    pub randrepeat: bool,
     /// Queue depth (`iodepth=`; default 1).
     pub iodepth: u32,
     /// Number of clones (`numjobs=`; default 1).
@@ -61,6 +86,14 @@ impl Default for JobSpec {
                 read_pct: 100,
             },
             bs: 4096,
+            block_sizes: None,
+            blockalign: [None, None],
+            seq_skip: 0,
+            offset_repeat: 1,
+            rw_sequencer: Sequencer::Sequential,
+            percentage_random: [100, 100],
+            random_distribution: [Distribution::Uniform, Distribution::Uniform],
+            randrepeat: true,
             iodepth: 1,
             numjobs: 1,
             size: None,
@@ -74,6 +107,95 @@ impl Default for JobSpec {
             norandommap: false,
         }
     }
+}
+
+/// Block sizes of one direction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BlockSize {
+    /// Every I/O has this many bytes (`bs=`).
+    Fixed(u64),
+    /// Uniformly one of the multiples of `min` in `[min, max]` bytes (`bsrange=`).
+    Range {
+        /// Smallest size in bytes.
+        min: u64,
+        /// Largest size in bytes.
+        max: u64,
+    },
+    /// Weighted sizes (`bssplit=`): `(bytes, percent)`, percentages summing to 100.
+    Split(Vec<(u64, f64)>),
+}
+
+impl BlockSize {
+    /// Smallest size in bytes.
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { min, .. } => *min,
+            BlockSize::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(0),
+        }
+    }
+    /// Largest size in bytes that can be issued.
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { min, max } => max / min.max(&1) * min,
+            BlockSize::Split(v) => v.iter().map(|e| e.0).max().unwrap_or(0),
+        }
+    }
+    /// The fio option this choice comes from.
+    pub fn option(&self) -> &'static str {
+        match self {
+            BlockSize::Fixed(_) => "bs",
+            BlockSize::Range { .. } => "bsrange",
+            BlockSize::Split(_) => "bssplit",
+        }
+    }
+}
+
+/// Distribution of random offsets (`random_distribution=`).
+///
+/// For `Zipf`, `Pareto` and `Normal` a rank is drawn, mapped to a block by a
+/// fixed pseudo-random bijection (so the hot blocks are scattered over the
+/// region, as fio hashes them), then rotated by `center` × region.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Distribution {
+    /// Uniform (`random`), the default.
+    Uniform,
+    /// Zipf with exponent `theta` (`zipf:θ[:center]`).
+    Zipf {
+        /// Skew exponent (> 0, != 1 as in fio).
+        theta: f64,
+        /// Rotation of the hot spot, 0.0..=1.0 of the region.
+        center: Option<f64>,
+    },
+    /// Pareto / self-similar with parameter `h` (`pareto:h[:center]`): a
+    /// fraction `1-h` of the accesses goes to the hottest fraction `h` of blocks.
+    Pareto {
+        /// Parameter, 0 < h < 1.
+        h: f64,
+        /// Rotation of the hot spot, 0.0..=1.0 of the region.
+        center: Option<f64>,
+    },
+    /// Normal with standard deviation `dev` percent of the region (`normal:dev[:center]`).
+    Normal {
+        /// Deviation as a percentage of the region, 0 < dev <= 100.
+        dev: f64,
+        /// Rotation of the hot spot, 0.0..=1.0 of the region.
+        center: Option<f64>,
+    },
+    /// Zones as `(percent of accesses, percent of the region)` in region order (`zoned:`).
+    Zoned(Vec<(f64, f64)>),
+    /// Zones as `(percent of accesses, bytes)` in region order (`zoned_abs:`).
+    ZonedAbs(Vec<(f64, u64)>),
+}
+
+/// How the I/Os after a new random offset are placed (`rw_sequencer=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequencer {
+    /// Each continues where the previous one ended.
+    Sequential,
+    /// Each reuses the same offset.
+    Identical,
 }
 
 /// An option accepted but without meaning in a simulator.
