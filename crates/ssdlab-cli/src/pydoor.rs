@@ -31,7 +31,9 @@ fn find_python() -> Result<String, String> {
         return if has_package(&p) {
             Ok(p)
         } else {
-            Err(format!("SSDLAB_PYTHON={p} cannot import the ssdlab package"))
+            Err(format!(
+                "SSDLAB_PYTHON={p} cannot import the ssdlab package"
+            ))
         };
     }
     for p in ["python3", ".venv/bin/python"] {

@@ -1,0 +1,494 @@
+//! `ssdlab._core`: the compiled core of the `ssdlab` Python package.
+//!
+//! A thin layer over `ssdlab-core`: device files (with dotted-path
+//! overrides, checked by the core's own validator), fio job files, and one
+//! simulation run. Everything else — the typed API, DataFrames, sweeps,
+//! search, plots, reports — lives in the Python package (`python/ssdlab`).
+//!
+//! Errors are raised as the exception classes of `ssdlab.errors`
+//! (`ConfigError` with every `(key, message)` problem, `WorkloadError` with
+//! file, line and option, `SimulationError`), so Python code can catch them
+//! by type and read their fields. A run releases the GIL; it polls Python's
+//! signal handlers (Ctrl-C) and an optional [`StopFlag`] every 65,536
+//! events and stops early, raising `KeyboardInterrupt` or
+//! `ssdlab.errors.RunStopped`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use ssdlab_core::config::{ConfigError, ConfigProblem, Device, DeviceFile};
+use ssdlab_core::drive::{Precondition, SimError};
+use ssdlab_core::units::{parse_time, Time};
+use ssdlab_core::workload::{fio, Workload, WorkloadError};
+use ssdlab_core::{simulate, RunSpec};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Build an instance of `ssdlab.errors.<class>` (or `fallback` if the Python
+/// package is not importable, e.g. when `_core` is used on its own).
+fn py_error<'py, A>(
+    py: Python<'py>,
+    class: &str,
+    args: A,
+    fallback: impl FnOnce() -> PyErr,
+) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    let made = py
+        .import("ssdlab.errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|c| c.call1(args));
+    match made {
+        Ok(v) => PyErr::from_value(v),
+        Err(_) => fallback(),
+    }
+}
+
+fn config_error(py: Python<'_>, e: ConfigError) -> PyErr {
+    let text = e.to_string();
+    let problems: Vec<(String, String)> =
+        e.problems.into_iter().map(|p| (p.key, p.message)).collect();
+    py_error(py, "ConfigError", (e.source, problems), || {
+        PyValueError::new_err(text)
+    })
+}
+
+fn workload_error(py: Python<'_>, e: WorkloadError) -> PyErr {
+    let text = e.to_string();
+    py_error(
+        py,
+        "WorkloadError",
+        (e.file, e.line, e.option, e.message),
+        || PyValueError::new_err(text),
+    )
+}
+
+fn simulation_error(py: Python<'_>, class: &str, msg: String) -> PyErr {
+    let text = msg.clone();
+    py_error(py, class, (msg,), || {
+        pyo3::exceptions::PyRuntimeError::new_err(text)
+    })
+}
+
+/// Convert a Python value into a TOML value (bool, int, float, str, and
+/// lists / dicts of those).
+fn to_toml(v: &Bound<'_, PyAny>) -> Result<toml::Value, String> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(
+            v.extract::<bool>().map_err(|e| e.to_string())?,
+        ));
+    }
+    if v.is_instance_of::<PyInt>() {
+        return v
+            .extract::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| "integer out of range for TOML (64-bit)".to_string());
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(
+            v.extract::<f64>().map_err(|e| e.to_string())?,
+        ));
+    }
+    if v.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(
+            v.extract::<String>().map_err(|e| e.to_string())?,
+        ));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut t = toml::Table::new();
+        for (k, x) in d.iter() {
+            let k: String = k
+                .extract()
+                .map_err(|_| "table keys must be strings".to_string())?;
+            t.insert(k, to_toml(&x)?);
+        }
+        return Ok(toml::Value::Table(t));
+    }
+    if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        let mut a = Vec::new();
+        for x in v.try_iter().map_err(|e| e.to_string())? {
+            a.push(to_toml(&x.map_err(|e| e.to_string())?)?);
+        }
+        return Ok(toml::Value::Array(a));
+    }
+    let tn = v
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into());
+    Err(format!(
+        "a value of type {tn} cannot be written in a device file (use str, int, float, bool or a list of them)"
+    ))
+}
+
+/// A validated device: the resolved configuration and the file it came from.
+#[pyclass(frozen, module = "ssdlab._core", name = "DeviceHandle")]
+struct DeviceHandle {
+    dev: Device,
+    file: DeviceFile,
+    source: String,
+}
+
+#[pymethods]
+impl DeviceHandle {
+    /// Device name.
+    #[getter]
+    fn name(&self) -> String {
+        self.dev.name.clone()
+    }
+    /// One-line description.
+    #[getter]
+    fn description(&self) -> String {
+        self.dev.description.clone()
+    }
+    /// Where the description came from (file name or `preset NAME`).
+    #[getter]
+    fn source(&self) -> String {
+        self.source.clone()
+    }
+    /// Exported capacity in bytes.
+    #[getter]
+    fn capacity_bytes(&self) -> u64 {
+        self.dev.capacity_bytes()
+    }
+    /// Raw NAND capacity in bytes.
+    #[getter]
+    fn raw_bytes(&self) -> u64 {
+        self.dev.nand.raw_bytes()
+    }
+    /// Estimated simulator memory for this device, bytes.
+    #[getter]
+    fn memory_bytes(&self) -> u64 {
+        ssdlab_core::drive::memory_estimate(&self.dev)
+    }
+    /// The resolved, typed configuration as JSON (times in ps, sizes in bytes).
+    fn resolved_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.dev).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// The device file as JSON, every default filled in (values as written in TOML).
+    fn file_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.file).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// The device file as TOML, every default filled in.
+    fn to_toml(&self) -> PyResult<String> {
+        toml::to_string_pretty(&self.file).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// A parsed fio workload.
+#[pyclass(frozen, module = "ssdlab._core", name = "WorkloadHandle")]
+struct WorkloadHandle {
+    wl: Workload,
+    name: String,
+}
+
+#[pymethods]
+impl WorkloadHandle {
+    /// Workload name (file name or description).
+    #[getter]
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    /// Options accepted without effect: (option, reason) pairs.
+    #[getter]
+    fn ignored(&self) -> Vec<(String, String)> {
+        self.wl
+            .ignored
+            .iter()
+            .map(|i| (i.option.clone(), i.reason.clone()))
+            .collect()
+    }
+    /// The jobs after `[global]` defaults, as JSON (times in ns, sizes in bytes).
+    fn jobs_json(&self) -> String {
+        let jobs: Vec<serde_json::Value> = self
+            .wl
+            .jobs
+            .iter()
+            .map(|j| {
+                serde_json::json!({
+                    "name": j.name,
+                    "random": j.rw.random,
+                    "read_pct": j.rw.read_pct,
+                    "bs": j.bs,
+                    "iodepth": j.iodepth,
+                    "numjobs": j.numjobs,
+                    "size": j.size,
+                    "offset": j.offset,
+                    "io_size": j.io_size,
+                    "number_ios": j.number_ios,
+                    "runtime_ns": j.runtime.map(|t| t.as_ns()),
+                    "time_based": j.time_based,
+                    "ramp_time_ns": j.ramp_time.as_ns(),
+                    "randseed": j.randseed,
+                    "norandommap": j.norandommap,
+                })
+            })
+            .collect();
+        serde_json::Value::Array(jobs).to_string()
+    }
+}
+
+/// A flag another Python thread can set to stop a running simulation.
+#[pyclass(frozen, module = "ssdlab._core", name = "StopFlag")]
+#[derive(Default)]
+struct StopFlag(Arc<AtomicBool>);
+
+#[pymethods]
+impl StopFlag {
+    #[new]
+    fn new() -> Self {
+        StopFlag::default()
+    }
+    /// Ask the run to stop (at its next poll, within 65,536 events).
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    /// Clear the flag.
+    fn clear(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+    /// Whether the flag is set.
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The presets (shipped files and generated variants): (name, description) pairs.
+#[pyfunction]
+fn presets() -> Vec<(String, String)> {
+    ssdlab_core::config::preset_names()
+        .into_iter()
+        .map(|n| {
+            let d = ssdlab_core::config::preset_text(&n)
+                .and_then(|t| DeviceFile::from_toml_str(&t, &n).ok())
+                .map(|f| f.description)
+                .unwrap_or_default();
+            (n, d)
+        })
+        .collect()
+}
+
+/// The TOML text of a preset, or None.
+#[pyfunction]
+fn preset_text(name: &str) -> Option<String> {
+    ssdlab_core::config::preset_text(name).map(|t| t.to_string())
+}
+
+/// Name of the default device.
+#[pyfunction]
+fn default_device() -> &'static str {
+    ssdlab_core::config::DEFAULT_DEVICE
+}
+
+/// Parse a device file, apply `overrides` ((key path, value) pairs) and
+/// validate; raises `ssdlab.ConfigError` with every problem.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides = Vec::new()))]
+fn load_device(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    overrides: Vec<(String, Bound<'_, PyAny>)>,
+) -> PyResult<DeviceHandle> {
+    let mut ov = Vec::with_capacity(overrides.len());
+    let mut bad = Vec::new();
+    for (k, v) in &overrides {
+        match to_toml(v) {
+            Ok(t) => ov.push((k.clone(), t)),
+            Err(m) => bad.push(ConfigProblem {
+                key: k.clone(),
+                message: m,
+            }),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(config_error(
+            py,
+            ConfigError {
+                source: source.to_string(),
+                problems: bad,
+            },
+        ));
+    }
+    let file = ssdlab_core::overrides::apply(text, source, &ov).map_err(|e| config_error(py, e))?;
+    let dev = file.resolve(source).map_err(|e| config_error(py, e))?;
+    Ok(DeviceHandle {
+        dev,
+        file,
+        source: source.to_string(),
+    })
+}
+
+/// Parse a fio job file's text; `file` names it in errors. Raises
+/// `ssdlab.WorkloadError` (file, line, option, message).
+#[pyfunction]
+#[pyo3(signature = (text, file, name = None))]
+fn parse_fio(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    name: Option<String>,
+) -> PyResult<WorkloadHandle> {
+    let wl = fio::parse_str(text, file).map_err(|e| workload_error(py, e))?;
+    Ok(WorkloadHandle {
+        wl,
+        name: name.unwrap_or_else(|| file.to_string()),
+    })
+}
+
+/// The built-in default workload (4 KiB random read, QD32, 1M I/Os).
+#[pyfunction]
+fn default_workload() -> WorkloadHandle {
+    WorkloadHandle {
+        wl: Workload::default_job(),
+        name: "built-in randread-4k-qd32 (1M I/Os)".into(),
+    }
+}
+
+/// Parse a duration such as "1ms" into nanoseconds (float).
+#[pyfunction]
+fn parse_time_ns(text: &str) -> PyResult<f64> {
+    parse_time(text)
+        .map(|t| t.as_ns_f64())
+        .map_err(|e| PyValueError::new_err(e.0))
+}
+
+/// Why a run ended early.
+enum Stop {
+    Python(PyErr),
+    Flag,
+}
+
+/// Run one simulation. Returns (report JSON, seconds spent in this call
+/// outside the interpreter: validation of the run, preconditioning, the
+/// simulation and the report).
+///
+/// `progress`, if given, is called as `progress(fraction_or_None,
+/// ios_done, simulated_seconds)` every 65,536 events; an exception it
+/// raises stops the run and propagates.
+#[pyfunction]
+#[pyo3(signature = (device, workload, seed = ssdlab_core::DEFAULT_SEED, precondition = "fill",
+    sample_interval = None, latency_histogram = false, progress = None, stop = None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    device: &Bound<'_, DeviceHandle>,
+    workload: &Bound<'_, WorkloadHandle>,
+    seed: u64,
+    precondition: &str,
+    sample_interval: Option<&str>,
+    latency_histogram: bool,
+    progress: Option<Py<PyAny>>,
+    stop: Option<Bound<'_, StopFlag>>,
+) -> PyResult<(String, f64)> {
+    let pre = Precondition::parse(precondition).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "precondition '{precondition}': expected 'fresh', 'fill' or 'steady'"
+        ))
+    })?;
+    let interval: Option<Time> = match sample_interval {
+        None => None,
+        Some(s) => {
+            let t = parse_time(s)
+                .map_err(|e| PyValueError::new_err(format!("sample_interval: {}", e.0)))?;
+            if t == Time::ZERO {
+                return Err(PyValueError::new_err("sample_interval must be positive"));
+            }
+            Some(t)
+        }
+    };
+    let dev: &DeviceHandle = device.get();
+    let wl: &WorkloadHandle = workload.get();
+    let flag: Option<Arc<AtomicBool>> = stop.map(|s| s.get().0.clone());
+    let outcome: Result<(String, f64), Result<SimError, Stop>> = py.detach(move || {
+        let t0 = Instant::now();
+        let mut spec = RunSpec::new(dev.dev.clone(), wl.wl.clone(), wl.name.clone());
+        spec.seed = seed;
+        spec.precondition = pre;
+        spec.sample_interval = interval;
+        spec.latency_histogram = latency_histogram;
+        let stopped: RefCell<Option<Stop>> = RefCell::new(None);
+        let stop_cb = || {
+            if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+                *stopped.borrow_mut() = Some(Stop::Flag);
+                return true;
+            }
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                *stopped.borrow_mut() = Some(Stop::Python(e));
+                return true;
+            }
+            false
+        };
+        let mut progress_cb = |p: ssdlab_core::Progress| {
+            let Some(cb) = progress.as_ref() else {
+                return;
+            };
+            if stopped.borrow().is_some() {
+                return;
+            }
+            let r = Python::attach(|py| {
+                cb.call1(py, (p.fraction, p.ios_done, p.sim_time.as_secs_f64()))
+                    .map(|_| ())
+            });
+            if let Err(e) = r {
+                *stopped.borrow_mut() = Some(Stop::Python(e));
+            }
+        };
+        // A progress callback that raised stops the run at the next poll.
+        let stop_all = || stopped.borrow().is_some() || stop_cb();
+        // The drive (mapping tables included) is freed inside simulate, so
+        // that time is counted as core time too.
+        let ran = simulate(&spec, &mut progress_cb, &stop_all);
+        if let Some(s) = stopped.into_inner() {
+            return Err(Err(s));
+        }
+        let rep = ran.map_err(Ok)?;
+        let json = serde_json::to_string(&rep).map_err(|e| Ok(SimError::Device(e.to_string())))?;
+        Ok((json, t0.elapsed().as_secs_f64()))
+    });
+    match outcome {
+        Ok(v) => Ok(v),
+        Err(Err(Stop::Python(e))) => Err(e),
+        Err(Err(Stop::Flag)) => Err(simulation_error(
+            py,
+            "RunStopped",
+            "the run was stopped by its StopFlag".into(),
+        )),
+        Err(Ok(SimError::Workload(e))) => Err(workload_error(py, e)),
+        Err(Ok(SimError::Interrupted)) => Err(simulation_error(
+            py,
+            "RunStopped",
+            "the run was interrupted".into(),
+        )),
+        Err(Ok(e)) => Err(simulation_error(py, "SimulationError", e.to_string())),
+    }
+}
+
+/// Check a Python value can be written in a device file (for early errors).
+#[pyfunction]
+fn check_value(v: &Bound<'_, PyAny>) -> PyResult<()> {
+    to_toml(v).map(|_| ()).map_err(PyTypeError::new_err)
+}
+
+/// The compiled core of the ssdlab Python package.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_SEED", ssdlab_core::DEFAULT_SEED)?;
+    m.add_class::<DeviceHandle>()?;
+    m.add_class::<WorkloadHandle>()?;
+    m.add_class::<StopFlag>()?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_text, m)?)?;
+    m.add_function(wrap_pyfunction!(default_device, m)?)?;
+    m.add_function(wrap_pyfunction!(load_device, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_fio, m)?)?;
+    m.add_function(wrap_pyfunction!(default_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_value, m)?)?;
+    Ok(())
+}

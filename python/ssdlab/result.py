@@ -1,0 +1,332 @@
+"""The result of one run: the full report as attributes, dict and DataFrames."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+
+from ._flat import direction_metrics, flatten, run_metrics
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation"]
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Latency summary of one direction, in nanoseconds."""
+
+    min: float = 0
+    mean: float = 0.0
+    p50: float = 0
+    p90: float = 0
+    p99: float = 0
+    p99_9: float = 0
+    p99_99: float = 0
+    max: float = 0
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Latency":
+        return cls(
+            min=d.get("min", 0),
+            mean=d.get("mean", 0.0),
+            p50=d.get("p50", 0),
+            p90=d.get("p90", 0),
+            p99=d.get("p99", 0),
+            p99_9=d.get("p99.9", 0),
+            p99_99=d.get("p99.99", 0),
+            max=d.get("max", 0),
+        )
+
+
+@dataclass(frozen=True)
+class Direction:
+    """Results of one direction (read or write) over the measured window."""
+
+    ios: int = 0
+    """I/Os completed in the measured window."""
+    bytes: int = 0
+    """Bytes transferred."""
+    iops: float = 0.0
+    """I/Os per second of simulated time."""
+    bw_bytes_per_s: float = 0.0
+    """Bandwidth in bytes per second."""
+    lat_ns: Latency = field(default_factory=Latency)
+    """Latency summary (ns)."""
+
+    @property
+    def bw_mb_per_s(self) -> float:
+        """Bandwidth in MB/s (10^6 bytes per second)."""
+        return self.bw_bytes_per_s / 1e6
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Direction":
+        return cls(
+            ios=d.get("ios", 0),
+            bytes=d.get("bytes", 0),
+            iops=d.get("iops", 0.0),
+            bw_bytes_per_s=d.get("bw_bytes_per_s", 0.0),
+            lat_ns=Latency.from_dict(d.get("lat_ns", {}) or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Gc:
+    """Garbage-collection counters in the measured window."""
+
+    runs: int = 0
+    pages_moved: int = 0
+    blocks_erased: int = 0
+
+
+@dataclass(frozen=True)
+class FlashOps:
+    """Flash operation counts in the measured window."""
+
+    reads: int = 0
+    programs: int = 0
+    erases: int = 0
+    suspends: int = 0
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """Busy fractions (0..1) over the measured window."""
+
+    channel_mean: float = 0.0
+    channel_max: float = 0.0
+    die_mean: float = 0.0
+    die_max: float = 0.0
+    pcie_up: float = 0.0
+    pcie_down: float = 0.0
+    dram: float = 0.0
+    firmware: Dict[str, float] = field(default_factory=dict)
+
+
+def _pick(cls: Any, d: Dict[str, Any]) -> Any:
+    names = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in (d or {}).items() if k in names})
+
+
+class Result:
+    """The result of :func:`ssdlab.run`.
+
+    Every field of the core's ``ssdlab.report.v1`` report is available as an
+    attribute (``r.read.iops``, ``r.read.lat_ns.p99``, ``r.waf``,
+    ``r.gc.runs``, ``r.utilisation.die_mean``, ...) and as a dict
+    (:attr:`report`). :meth:`to_pandas` gives one row per direction,
+    :attr:`timeseries` the throughput and latency over simulated time, and
+    :attr:`histogram` the raw latency histogram.
+    """
+
+    def __init__(self, report: Dict[str, Any], inputs: Optional[Dict[str, Any]] = None,
+                 core_seconds: Optional[float] = None) -> None:
+        """Wrap a report dict (as produced by the core); ``inputs`` records
+        the device and job it came from, if known."""
+        self._r = report
+        self._inputs = inputs or report.get("inputs") or {}
+        self.core_seconds = core_seconds
+        """Seconds spent inside the compiled core for this run (validation,
+        preconditioning, simulation, report), if known."""
+        r = report
+        self.schema: str = r.get("schema", "")
+        self.version: str = r.get("version", "")
+        self.seed: int = r.get("seed", 0)
+        dev = r.get("device", {}) or {}
+        self.device_name: str = dev.get("name", "")
+        self.capacity_bytes: int = dev.get("capacity_bytes", 0)
+        self.raw_bytes: int = dev.get("raw_bytes", 0)
+        self.pcie_bw_bytes_per_s: float = dev.get("pcie_bw_bytes_per_s", 0.0)
+        self.workload: str = r.get("workload", "")
+        pre = r.get("precondition", {}) or {}
+        self.precondition: str = pre.get("mode", "")
+        self.precondition_drive_writes: float = pre.get("drive_writes", 0.0)
+        self.sim_time_ns: float = r.get("sim_time_ns", 0.0)
+        self.wall_time_s: float = r.get("wall_time_s", 0.0)
+        self.sim_ios_per_wall_s: float = r.get("sim_ios_per_wall_s", 0.0)
+        self.events: int = r.get("events", 0)
+        self.read: Direction = Direction.from_dict(r.get("read", {}) or {})
+        self.write: Direction = Direction.from_dict(r.get("write", {}) or {})
+        self.waf: float = r.get("waf", 0.0)
+        self.gc: Gc = _pick(Gc, r.get("gc", {}))
+        self.flash: FlashOps = _pick(FlashOps, r.get("flash", {}))
+        self.utilisation: Utilisation = _pick(Utilisation, r.get("utilisation", {}))
+        self.ignored_options: List[Tuple[str, str]] = [
+            (i.get("option", ""), i.get("reason", "")) for i in r.get("ignored_options", [])
+        ]
+
+    def __getattr__(self, name: str) -> Any:
+        # Report fields without a typed attribute (e.g. ``power``,
+        # ``energy_per_io_j`` from the power model) as they are in the report.
+        r = self.__dict__.get("_r")
+        if r is not None and name in r:
+            return copy.deepcopy(r[name])
+        raise AttributeError(f"Result has no attribute {name!r}")
+
+    # -- dict / JSON --------------------------------------------------------
+
+    @property
+    def report(self) -> Dict[str, Any]:
+        """The core's report as a dict (a copy)."""
+        return copy.deepcopy(self._r)
+
+    @property
+    def inputs(self) -> Dict[str, Any]:
+        """What was run: ``device_toml`` (every default filled in),
+        ``device_source``, ``device_overrides``, ``job_fio``, ``job_source``,
+        ``seed``, ``precondition`` (empty for a report read from the CLI)."""
+        return copy.deepcopy(self._inputs)
+
+    @property
+    def sim_time_s(self) -> float:
+        """Measured simulated interval in seconds."""
+        return self.sim_time_ns / 1e9
+
+    @property
+    def iops(self) -> float:
+        """Read plus write I/Os per second."""
+        return self.read.iops + self.write.iops
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report dict, with ``inputs`` when known."""
+        d = self.report
+        if self._inputs:
+            d["inputs"] = copy.deepcopy(self._inputs)
+        return d
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write :meth:`to_json` to ``path`` (readable by :meth:`load` and ``ssdlab report``)."""
+        with open(os.fspath(path), "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+            f.write("\n")
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Result":
+        """Read a result saved by :meth:`save` or a report written by
+        ``ssdlab run --output-format json``."""
+        with open(os.fspath(path), encoding="utf-8") as f:
+            d = json.load(f)
+        if not isinstance(d, dict) or "read" not in d or "write" not in d:
+            raise ValueError(f"{os.fspath(path)}: not an ssdlab report (expected schema ssdlab.report.v1)")
+        inputs = d.pop("inputs", None)
+        return cls(d, inputs)
+
+    def metrics(self) -> Dict[str, Any]:
+        """All scalar metrics as one flat dict (the columns of a sweep row)."""
+        return flatten(self._r)
+
+    # -- DataFrames ---------------------------------------------------------
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """One row per direction that completed I/Os (``direction`` = read /
+        write), with that direction's metrics (``iops``, ``bw_bytes_per_s``,
+        ``lat_<p>_ns``, ...) and every run-level metric (``waf``, ``gc_*``,
+        ``util_*``, ``device_*``, ...)."""
+        import pandas as pd
+
+        common = run_metrics(self._r)
+        rows = []
+        for d in ("read", "write"):
+            m = direction_metrics(self._r.get(d, {}) or {})
+            if m["ios"] or (d == "read" and not (self._r.get("write", {}) or {}).get("ios")):
+                rows.append({"direction": d, **m, **common})
+        return pd.DataFrame(rows)
+
+    @property
+    def has_timeseries(self) -> bool:
+        """Whether the run sampled throughput and latency over time."""
+        return bool(self._r.get("timeseries"))
+
+    @property
+    def timeseries(self) -> "pd.DataFrame":
+        """Throughput and latency per interval of simulated time.
+
+        Columns: ``t_s`` (window start, seconds after the start of the
+        measured window), ``t_ns``, and per direction ``<dir>_iops``,
+        ``<dir>_bw_bytes_per_s``, ``<dir>_lat_mean_ns``, ``<dir>_lat_max_ns``.
+        The interval is in ``df.attrs["interval_s"]``. Raises ``ValueError``
+        if the run did not sample (``run(..., sample_interval=None)``).
+        """
+        import pandas as pd
+
+        ts = self._r.get("timeseries")
+        if not ts:
+            raise ValueError("this result has no time series: run with sample_interval (e.g. '1ms')")
+        cols = {k: v for k, v in ts.items() if isinstance(v, list)}
+        df = pd.DataFrame(cols)
+        df.insert(0, "t_s", df["t_ns"] / 1e9)
+        df.attrs["interval_s"] = ts.get("interval_ns", 0.0) / 1e9
+        return df
+
+    @property
+    def has_histogram(self) -> bool:
+        """Whether the raw latency histograms were recorded."""
+        return any((self._r.get(d, {}) or {}).get("lat_hist_ns") for d in ("read", "write"))
+
+    @property
+    def histogram(self) -> "pd.DataFrame":
+        """The raw latency histogram: one row per recorded bucket with
+        ``direction``, ``latency_ns`` (bucket value), ``count`` and
+        ``cum_fraction`` (fraction of that direction's I/Os at or below).
+        Raises ``ValueError`` if not recorded (``latency_histogram=False``)."""
+        import pandas as pd
+
+        frames = []
+        for d in ("read", "write"):
+            h = (self._r.get(d, {}) or {}).get("lat_hist_ns")
+            if not h:
+                continue
+            df = pd.DataFrame(h, columns=["latency_ns", "count"])
+            df.insert(0, "direction", d)
+            total = df["count"].sum()
+            df["cum_fraction"] = df["count"].cumsum() / total if total else 0.0
+            frames.append(df)
+        if not frames:
+            raise ValueError("this result has no latency histogram: run with latency_histogram=True")
+        return pd.concat(frames, ignore_index=True)
+
+    def write_html(self, path: Union[str, "os.PathLike[str]"], png_dir: Union[str, "os.PathLike[str]", None] = None) -> str:
+        """Write a self-contained HTML report (see :mod:`ssdlab.report`); returns the path."""
+        from .report import write_report
+
+        return write_report(self, path, png_dir=png_dir)
+
+    # -- text ---------------------------------------------------------------
+
+    def summary(self) -> str:
+        """A human-readable summary, like ``ssdlab run``'s."""
+        lines = [
+            f"ssdlab {self.version} — device {self.device_name} ({self.capacity_bytes / 1e9:.1f} GB exported, "
+            f"{self.raw_bytes / 1e9:.1f} GB raw), seed {self.seed}",
+            f"workload: {self.workload}   precondition: {self.precondition}",
+            f"measured: {self.sim_time_ns / 1e6:.3f} ms simulated in {self.wall_time_s:.2f} s wall",
+        ]
+        for name, d in (("read", self.read), ("write", self.write)):
+            if not d.ios:
+                continue
+            lt = d.lat_ns
+            lines.append(f"{name:>5}: {d.iops:>10.0f} IOPS  {d.bw_mb_per_s:>9.1f} MB/s  {d.ios} I/Os")
+            lines.append(
+                f"       lat (us): min {lt.min / 1e3:.1f}  mean {lt.mean / 1e3:.1f}  p50 {lt.p50 / 1e3:.1f}  "
+                f"p90 {lt.p90 / 1e3:.1f}  p99 {lt.p99 / 1e3:.1f}  p99.9 {lt.p99_9 / 1e3:.1f}  max {lt.max / 1e3:.1f}"
+            )
+        lines.append(
+            f"  WAF: {self.waf:.3f}   GC: {self.gc.runs} runs, {self.gc.pages_moved} pages moved, "
+            f"{self.gc.blocks_erased} blocks erased"
+        )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        parts = []
+        for name, d in (("read", self.read), ("write", self.write)):
+            if d.ios:
+                parts.append(f"{name} {d.iops:,.0f} IOPS p99 {d.lat_ns.p99 / 1e3:.1f} us")
+        return f"<Result {self.device_name} / {self.workload}: {'; '.join(parts) or 'no I/O'}>"

@@ -1,0 +1,112 @@
+"""One simulation run."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, Optional, Union
+
+from . import _core
+from .device import Device
+from .job import Job
+from .result import Result
+
+__all__ = ["run", "StopFlag", "interval_text", "DEFAULT_SEED"]
+
+DEFAULT_SEED: int = _core.DEFAULT_SEED
+StopFlag = _core.StopFlag
+
+DeviceLike = Union[Device, str, "os.PathLike[str]", None]
+JobLike = Union[Job, str, "os.PathLike[str]", None]
+ProgressFn = Callable[[Optional[float], int, float], None]
+
+
+def interval_text(v: Union[str, float, int, None]) -> Optional[str]:
+    """A sampling interval as the core reads it: a duration string
+    (``"1ms"``, ``"250us"``) as is, a number as seconds."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    ps = round(float(v) * 1e12)
+    if ps <= 0:
+        raise ValueError("sample_interval must be positive")
+    return f"{ps}ps"
+
+
+def _inputs(dev: Device, job: Job, seed: int, precondition: str) -> Dict[str, Any]:
+    return {
+        "device_toml": dev.to_toml(),
+        "device_source": dev.source,
+        "device_overrides": dev.overrides,
+        "job_fio": job.text,
+        "job_source": job.source,
+        "job_name": job.name,
+        "seed": seed,
+        "precondition": precondition,
+    }
+
+
+def run(
+    device: DeviceLike = None,
+    workload: JobLike = None,
+    *,
+    seed: int = DEFAULT_SEED,
+    precondition: str = "fill",
+    sample_interval: Union[str, float, None] = "1ms",
+    latency_histogram: bool = True,
+    progress: Union[bool, ProgressFn] = False,
+    stop: Optional["_core.StopFlag"] = None,
+) -> Result:
+    """Simulate ``workload`` on ``device`` and return the :class:`Result`.
+
+    :param device: a :class:`Device`, a preset name or a TOML path (default ``pm9a3-960g``).
+    :param workload: a :class:`Job` or a fio job file path (default: 4 KiB random read,
+        QD32, 1M I/Os).
+    :param seed: seed of every random stream; the same inputs and seed give
+        bit-identical results.
+    :param precondition: ``"fresh"`` (erased), ``"fill"`` (every LBA written
+        once) or ``"steady"`` (filled, then random overwrites until write
+        amplification settles).
+    :param sample_interval: record throughput and latency over simulated time
+        at this interval (``"1ms"``, or seconds as a number); ``None`` for none.
+    :param latency_histogram: keep the raw latency histograms (for CDFs).
+    :param progress: ``True`` for a tqdm progress bar, or a callable
+        ``f(fraction_or_None, ios_done, simulated_seconds)``.
+    :param stop: a :class:`StopFlag`; setting it from another thread stops the
+        run with :class:`ssdlab.RunStopped`.
+
+    The simulation runs with the GIL released; Ctrl-C interrupts it
+    (``KeyboardInterrupt``) within a few milliseconds.
+    """
+    dev = Device.load(device) if device is not None else Device.default()
+    job = Job.load(workload)
+    bar = None
+    cb: Optional[ProgressFn] = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=1000, desc=f"{dev.name}", unit="‰", leave=False)
+
+        def cb(frac: Optional[float], ios: int, sim_s: float) -> None:
+            if frac is not None:
+                bar.n = int(frac * 1000)
+            bar.set_postfix_str(f"{ios} I/Os, {sim_s * 1e3:.1f} ms simulated", refresh=True)
+
+    elif callable(progress):
+        cb = progress
+    try:
+        text, core_s = _core.run(
+            dev._handle(),
+            job._handle(),
+            seed=seed,
+            precondition=precondition,
+            sample_interval=interval_text(sample_interval),
+            latency_histogram=latency_histogram,
+            progress=cb,
+            stop=stop,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return Result(json.loads(text), _inputs(dev, job, seed, precondition), core_s)

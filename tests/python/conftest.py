@@ -1,0 +1,83 @@
+"""Shared fixtures: a small drive and short jobs, so the suite runs in
+minutes on two cores. Plots use Agg (no display)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import pytest
+
+import ssdlab
+
+# 4 channels x 2 SLC dies, 4 KiB pages: 107 MB exported; a 5,000-I/O run
+# takes a few milliseconds.
+SMALL_TOML = """
+name = "small"
+description = "test drive: SLC, 4 channels x 2 dies, 107 MB"
+[host]
+submit_overhead = "1us"
+complete_overhead = "2us"
+[pcie]
+generation = 3
+lanes = 4
+[cache]
+write_buffer = "256KiB"
+[ftl]
+mapping_unit = "4KiB"
+over_provisioning = "25%"
+gc_threshold = 3
+gc_hard_threshold = 2
+[nand]
+channels = 4
+chips_per_channel = 2
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 64
+pages_per_block = 64
+page_size = "4KiB"
+cell = "slc"
+t_read = ["25us"]
+t_prog = ["200us"]
+t_erase = "2ms"
+bus_bandwidth = "400MB/s"
+t_cmd = "100ns"
+"""
+
+
+@pytest.fixture(scope="session")
+def small_toml(tmp_path_factory: pytest.TempPathFactory) -> str:
+    p = tmp_path_factory.mktemp("dev") / "small.toml"
+    p.write_text(SMALL_TOML)
+    return str(p)
+
+
+@pytest.fixture(scope="session")
+def small(small_toml: str) -> ssdlab.Device:
+    return ssdlab.Device.from_toml(small_toml)
+
+
+@pytest.fixture(scope="session")
+def randread() -> ssdlab.Job:
+    return ssdlab.Job("rr", rw="randread", bs="4k", iodepth=8, number_ios=5000)
+
+
+@pytest.fixture(scope="session")
+def mixed() -> ssdlab.Job:
+    return ssdlab.Job("mix", rw="randrw", rwmixread=70, bs="4k", iodepth=16, number_ios=20000)
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    os.environ.pop("RAY_ADDRESS", None)
+    from ssdlab import ray_init
+
+    # ssdlab's own start-up path: no address given, so a local instance
+    # without the dashboard (sized to 2 CPUs here; to the machine by default)
+    assert ray_init(num_cpus=2) is True
+    assert ray.cluster_resources()["CPU"] == 2
+    assert ray_init() is False  # already connected: reused
+    yield ray
+    ray.shutdown()

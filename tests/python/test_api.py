@@ -1,0 +1,284 @@
+"""Devices, jobs, runs and results: round trips, validation errors, GIL and Ctrl-C."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import pickle
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import ssdlab
+from ssdlab import ConfigError, Device, Job, WorkloadError
+
+
+def test_presets_load_and_default_is_pm9a3():
+    names = ssdlab.presets()
+    assert "pm9a3-960g" in names
+    for n in names:
+        d = Device.preset(n)
+        assert d.name == n
+        assert d.capacity_bytes > 0
+    assert Device.default().name == "pm9a3-960g"
+    assert abs(Device.preset("pm9a3-960g").capacity_bytes / 960e9 - 1) < 0.001
+
+
+def test_unknown_preset_is_a_config_error():
+    with pytest.raises(ConfigError) as e:
+        Device.preset("nope")
+    assert "pm9a3-960g" in str(e.value)
+
+
+def test_edits_are_validated_and_round_trip(small, tmp_path):
+    d = small.with_(nand__channels=8, nand__t_read=["30us"], ftl__gc_policy="cost-benefit")
+    assert d.get("nand.channels") == 8
+    assert d.get("nand.t_read[0]") == "30us"
+    assert d.resolved()["nand"]["channels"] == 8
+    assert d.capacity_bytes == 2 * small.capacity_bytes
+    # dotted-path dict form, indices included, later values win
+    d2 = small.with_({"nand.channels": 2, "nand.t_read[0]": "40us"}).with_({"nand.channels": 8})
+    assert d2.get("nand.channels") == 8 and d2.get("nand.t_read[0]") == "40us"
+    # TOML round trip: every default filled in, same device
+    p = tmp_path / "d.toml"
+    d.save(p)
+    back = Device.from_toml(p)
+    assert back == d and hash(back) == hash(d)
+    assert back.resolved() == d.resolved()
+    # pickling keeps text and overrides
+    assert pickle.loads(pickle.dumps(d)) == d
+    assert small.overrides == {} and d.overrides["nand.channels"] == 8
+    # shorthands: a key of one section only, one value for a per-page-type list
+    pm = Device.preset("pm9a3-960g")
+    e = pm.with_(channels=16, nand__t_read="50us")
+    assert e.get("nand.channels") == 16 and e.get("nand.t_read") == ["50us"] * 3
+    with pytest.raises(ConfigError) as err:
+        pm.with_(latency="1us")  # pcie.latency or dram.latency?
+    assert err.value.keys == ["latency"] and "pcie.latency" in str(err.value)
+
+
+def test_every_problem_is_raised_with_its_key_path(small):
+    with pytest.raises(ConfigError) as e:
+        small.with_(
+            {
+                "nand.chanels": 8,  # unknown key
+                "nand.channels": "many",  # wrong type
+                "nand.t_read[3]": "1us",  # index out of range
+            }
+        )
+    err = e.value
+    assert err.keys == ["nand.chanels", "nand.channels", "nand.t_read[3]"]
+    assert "chanels" in err.problems[0].message
+    assert "out of range" in err.problems[2].message
+    # value problems found by the core's resolver: all of them, with keys
+    with pytest.raises(ConfigError) as e:
+        small.with_(pcie__generation=9, ftl__gc_policy="smart", nand__t_erase="3")
+    assert set(e.value.keys) == {"pcie.generation", "ftl.gc_policy", "nand.t_erase"}
+    assert isinstance(e.value, ValueError)
+    # picklable with every field (errors cross process boundaries in sweeps)
+    back = pickle.loads(pickle.dumps(e.value))
+    assert back.keys == e.value.keys and back.source == e.value.source
+    # a value that cannot be written in TOML
+    with pytest.raises(ConfigError) as e:
+        small.with_(nand__channels=object())
+    assert e.value.keys == ["nand.channels"]
+
+
+def test_bad_toml_file_is_a_config_error(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('name = "x"\n[nand]\nchannels = \n')
+    with pytest.raises(ConfigError) as e:
+        Device.from_toml(p)
+    assert e.value.source == str(p)
+    with pytest.raises(ConfigError):
+        Device.from_toml(tmp_path / "missing.toml")
+
+
+def test_jobs_from_keywords_and_fio_files(tmp_path):
+    j = Job("r", rw="randread", bs="4k", iodepth=32, number_ios=1000, time_based=False)
+    (spec,) = j.jobs
+    assert spec["random"] and spec["read_pct"] == 100 and spec["bs"] == 4096 and spec["iodepth"] == 32
+    p = tmp_path / "mixed.fio"
+    p.write_text(
+        "; comment\n[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=32\n"
+        "[mixed]\nrw=randrw\nrwmixread=70\nnumber_ios=2000 # inline comment\n"
+    )
+    f = Job.from_fio(p)
+    assert f.name == str(p)
+    assert f.jobs[0]["read_pct"] == 70 and f.jobs[0]["iodepth"] == 32
+    assert [o for o, _ in f.ignored] == ["ioengine", "direct"]
+    g = f.with_(iodepth=4, rwmixwrite=50, blocksize="8k")
+    assert g.jobs[0]["iodepth"] == 4 and g.jobs[0]["read_pct"] == 50 and g.jobs[0]["bs"] == 8192
+    assert g.get("iodepth") == "4"
+    assert pickle.loads(pickle.dumps(g)) == g
+    assert Job.default().jobs[0]["number_ios"] == 1_000_000
+
+
+def test_workload_errors_name_file_line_and_option(tmp_path):
+    p = tmp_path / "bad.fio"
+    p.write_text("[a]\nrw=randread\nbogus_option=3\n")
+    with pytest.raises(WorkloadError) as e:
+        Job.from_fio(p)
+    err = e.value
+    assert (err.file, err.line, err.option) == (str(p), 3, "bogus_option")
+    assert f"{p}:3:" in str(err)
+    with pytest.raises(WorkloadError) as e:
+        Job(rw="sideways")
+    assert e.value.option == "rw"
+    err2 = e.value
+    back = pickle.loads(pickle.dumps(err2))
+    assert (back.file, back.line, back.option, back.message) == (err2.file, err2.line, err2.option, err2.message)
+    assert str(back) == str(err2)
+
+
+def test_run_result_attributes_dict_and_frames(small, mixed):
+    r = ssdlab.run(small, mixed, seed=3, sample_interval="1ms")
+    assert r.read.ios + r.write.ios == 20000
+    assert r.read.iops > 0 and r.write.iops > 0
+    assert 0 < r.read.lat_ns.p50 <= r.read.lat_ns.p99 <= r.read.lat_ns.max
+    assert r.report["read"]["iops"] == r.read.iops
+    assert r.report["schema"] == "ssdlab.report.v1" and r.seed == 3
+    assert r.device_name == "small" and r.precondition == "fill"
+    assert 0 <= r.utilisation.die_mean <= 1
+    assert r.core_seconds is not None and r.core_seconds > 0
+    # one row per direction, all metrics
+    df = r.to_pandas()
+    assert list(df["direction"]) == ["read", "write"]
+    for col in ("iops", "bw_bytes_per_s", "lat_p99_ns", "lat_p99_9_ns", "waf", "gc_runs", "util_die_mean", "seed"):
+        assert col in df.columns, col
+    assert df.loc[0, "iops"] == r.read.iops
+    # time series over simulated time
+    ts = r.timeseries
+    assert ts.attrs["interval_s"] == pytest.approx(1e-3)
+    assert {"t_s", "read_iops", "write_iops", "read_lat_mean_ns", "write_lat_max_ns"} <= set(ts.columns)
+    assert len(ts) >= int(r.sim_time_s / 1e-3)
+    ios_from_series = ((ts["read_iops"] + ts["write_iops"]) * 1e-3).sum()
+    assert ios_from_series == pytest.approx(20000, rel=1e-6)
+    # raw latency histogram
+    h = r.histogram
+    assert set(h["direction"]) == {"read", "write"}
+    assert h[h.direction == "read"]["count"].sum() == r.read.ios
+    assert h[h.direction == "read"]["cum_fraction"].iloc[-1] == pytest.approx(1.0)
+    # flat metrics: the sweep row
+    m = r.metrics()
+    assert m["read_iops"] == r.read.iops and m["iops"] == pytest.approx(r.read.iops + r.write.iops)
+
+
+def test_result_save_load_round_trip(small, randread, tmp_path):
+    r = ssdlab.run(small, randread, seed=5)
+    p = tmp_path / "r.json"
+    r.save(p)
+    back = ssdlab.Result.load(p)
+    assert back.report == r.report
+    assert back.inputs["device_toml"] == small.to_toml()
+    assert back.inputs["job_fio"] == randread.text
+    # the inputs are enough to rerun it
+    again = ssdlab.run(
+        Device.from_toml_str(back.inputs["device_toml"]),
+        Job.from_fio_text(back.inputs["job_fio"], name=randread.name),
+        seed=back.inputs["seed"],
+    )
+    assert again.read.lat_ns == r.read.lat_ns
+    with pytest.raises(ValueError):
+        p2 = tmp_path / "x.json"
+        p2.write_text(json.dumps({"a": 1}))
+        ssdlab.Result.load(p2)
+
+
+def test_runs_are_deterministic_and_options_apply(small, randread):
+    a = ssdlab.run(small, randread, seed=11, sample_interval=None, latency_histogram=False)
+    b = ssdlab.run(small, randread, seed=11, sample_interval=None, latency_histogram=False)
+    c = ssdlab.run(small, randread, seed=12, sample_interval=None, latency_histogram=False)
+    strip = lambda r: {k: v for k, v in r.report.items() if k not in ("wall_time_s", "sim_ios_per_wall_s")}
+    assert strip(a) == strip(b)
+    assert strip(a) != strip(c)
+    assert not a.has_timeseries and not a.has_histogram
+    with pytest.raises(ValueError):
+        a.timeseries
+    with pytest.raises(ValueError):
+        a.histogram
+    assert ssdlab.run(small, randread, precondition="fresh").precondition == "fresh"
+    with pytest.raises(ValueError):
+        ssdlab.run(small, randread, precondition="warm")
+
+
+def test_progress_callback_and_bar(small):
+    seen = []
+    job = Job(rw="randread", bs="4k", iodepth=32, io_size="1t", number_ios=400_000)
+    ssdlab.run(small, job, progress=lambda f, n, t: seen.append((f, n, t)), sample_interval=None)
+    assert seen and seen[-1][0] == pytest.approx(1.0) and seen[-1][1] == 400_000
+    ssdlab.run(small, Job(rw="read", number_ios=1000), progress=True)
+
+
+# About a minute of wall time if nothing stops it.
+LONG = Job("long", rw="randread", bs="4k", iodepth=32, time_based=True, runtime="600s")
+
+
+def test_run_releases_the_gil(small):
+    ticks = []
+    done = threading.Event()
+
+    def sim():
+        stop = ssdlab.StopFlag()
+        t = threading.Timer(1.0, stop.set)
+        t.start()
+        try:
+            ssdlab.run(small, LONG, stop=stop, sample_interval=None)
+        except ssdlab.RunStopped:
+            pass
+        finally:
+            done.set()
+
+    th = threading.Thread(target=sim)
+    th.start()
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+        time.sleep(0.01)
+    th.join()
+    # the main thread kept running Python code while the simulation ran
+    assert len(ticks) > 30
+
+
+def test_stop_flag_stops_a_run(small):
+    stop = ssdlab.StopFlag()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.perf_counter()
+    with pytest.raises(ssdlab.RunStopped):
+        ssdlab.run(small, LONG, stop=stop)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_ctrl_c_interrupts_a_run(small):
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        ssdlab.run(small, LONG)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_progress_callback_exception_propagates(small):
+    def boom(f, n, t):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        ssdlab.run(small, LONG, progress=boom)
+
+
+def test_results_frame_concat_is_easy(small, randread):
+    rows = [ssdlab.run(small, randread.with_(iodepth=q)).to_pandas().assign(qd=q) for q in (1, 4)]
+    df = pd.concat(rows, ignore_index=True)
+    assert list(df["qd"]) == [1, 4]
+    assert df.loc[1, "iops"] > df.loc[0, "iops"]
+
+
+def test_report_fields_without_typed_attributes_are_still_attributes_and_columns():
+    rep = {"schema": "ssdlab.report.v1", "read": {"ios": 1, "iops": 2.0}, "write": {},
+           "power": {"avg_w": 3.5, "components": {"nand": {"avg_w": 1.0}}}, "energy_per_io_j": 1e-5}
+    r = ssdlab.Result(rep)
+    assert r.power["avg_w"] == 3.5 and r.energy_per_io_j == 1e-5
+    m = r.metrics()
+    assert m["power_avg_w"] == 3.5 and m["power_components_nand_avg_w"] == 1.0 and m["read_iops"] == 2.0
+    with pytest.raises(AttributeError):
+        r.no_such_field
