@@ -899,13 +899,40 @@ pub const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
 
 impl DeviceFile {
     /// Parse TOML text; `source` names the file in error messages.
+    ///
+    /// Every unknown key is reported (each with its table path and line), not
+    /// only the first: an unknown key's line is set aside and parsing retried.
     pub fn from_toml_str(text: &str, source: &str) -> Result<DeviceFile, ConfigError> {
-        toml::from_str::<DeviceFile>(text).map_err(|e| ConfigError {
+        let mut work = text.to_string();
+        let mut problems = Vec::new();
+        for _ in 0..256 {
+            match toml::from_str::<DeviceFile>(&work) {
+                Ok(f) if problems.is_empty() => return Ok(f),
+                Ok(_) => break,
+                Err(e) => {
+                    let key = toml_key_of(&e, &work);
+                    problems.push(ConfigProblem {
+                        key,
+                        message: one_line(&e.to_string()),
+                    });
+                    let unknown = e.message().starts_with("unknown field");
+                    match (unknown, e.span()) {
+                        (true, Some(span)) => {
+                            // Blank the offending line (keep line numbers) and look for more.
+                            let start = work[..span.start].rfind('\n').map_or(0, |i| i + 1);
+                            let end = work[span.start..]
+                                .find('\n')
+                                .map_or(work.len(), |i| span.start + i);
+                            work.replace_range(start..end, &" ".repeat(end - start));
+                        }
+                        _ => break,
+                    }
+                }
+            }
+        }
+        Err(ConfigError {
             source: source.to_string(),
-            problems: vec![ConfigProblem {
-                key: toml_key_of(&e),
-                message: one_line(&e.to_string()),
-            }],
+            problems,
         })
     }
 
@@ -1532,10 +1559,35 @@ fn one_line(s: &str) -> String {
         .join(" ")
 }
 
-fn toml_key_of(e: &toml::de::Error) -> String {
-    match e.span() {
-        Some(_) => "(toml)".to_string(),
-        None => "(toml)".to_string(),
+/// The dotted key a TOML error is about: the table header above the error
+/// plus the offending field name when the message names one.
+fn toml_key_of(e: &toml::de::Error, text: &str) -> String {
+    let Some(span) = e.span() else {
+        return "(toml)".to_string();
+    };
+    let before = &text[..span.start.min(text.len())];
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && l.ends_with(']'))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    let msg = e.message();
+    let field = msg
+        .split('`')
+        .nth(1)
+        .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"));
+    let line_key = text[span.start.min(text.len())..]
+        .split(['=', '\n'])
+        .next()
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let leaf = field.or(line_key);
+    match (table, leaf) {
+        (Some(t), Some(f)) => format!("{t}.{f}"),
+        (None, Some(f)) => f.to_string(),
+        (Some(t), None) => t,
+        (None, None) => "(toml)".to_string(),
     }
 }
 
@@ -1676,6 +1728,22 @@ mod tests {
         assert!(s.contains("x.toml"), "{s}");
         assert!(s.contains("chanels"), "{s}");
         assert!(s.contains("line"), "{s}");
+    }
+
+    #[test]
+    fn every_unknown_key_is_reported_with_its_path() {
+        let t = preset_text("pm9a3-960g")
+            .unwrap()
+            .replace("[nand]", "[nand]\nchanels = 8\nplanez = 2")
+            .replace("[pcie]", "[pcie]\nlanez = 4");
+        let e = DeviceFile::from_toml_str(&t, "x.toml").unwrap_err();
+        let keys: Vec<&str> = e.problems.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            vec!["pcie.lanez", "nand.chanels", "nand.planez"],
+            "{e}"
+        );
+        assert!(e.problems.iter().all(|p| p.message.contains("line")), "{e}");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
 use crate::workload::gen::{Io, JobGen};
 use crate::workload::trace::TraceReader;
-use crate::workload::{Replay, TraceSpec, Workload, WorkloadError};
+use crate::workload::{Replay, SqPriority, TraceSpec, Workload, WorkloadError};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -517,7 +517,20 @@ impl Drive {
                 ),
             }));
         }
-        let classes = vec![QueueClass::Medium; hosts.len()];
+        let mut classes: Vec<QueueClass> = workload
+            .jobs
+            .iter()
+            .flat_map(|j| {
+                let c = match j.sq_priority {
+                    SqPriority::Urgent => QueueClass::Urgent,
+                    SqPriority::High => QueueClass::High,
+                    SqPriority::Medium => QueueClass::Medium,
+                    SqPriority::Low => QueueClass::Low,
+                };
+                std::iter::repeat_n(c, j.numjobs as usize)
+            })
+            .collect();
+        classes.resize(hosts.len(), QueueClass::Medium);
         let spp_bytes = program_unit_bytes(&dev.nand);
         let wb_slots = dev.cache.write_buffer.0 / unit_bytes;
         let _ = spp_bytes;

@@ -411,3 +411,36 @@ fn time_series_and_histograms_appear_when_asked_for() {
     let h = r.read.lat_hist_ns.as_ref().expect("histogram");
     assert_eq!(h.iter().map(|x| x.1).sum::<u64>(), 5000);
 }
+
+#[test]
+fn weighted_round_robin_shares_a_saturated_fetch_stage_by_weight() {
+    use ssdlab_core::config::Arbitration;
+    let mut dev = fast_link_device(2, 2, "");
+    dev.firmware.fetch = ssdlab_core::units::Time::us(20); // the fetch stage is the bottleneck
+    dev.nvme.arbitration = Arbitration::Wrr;
+    dev.nvme.wrr_weights = [8, 4, 1];
+    let w = fio::parse_str(
+        "[global]\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=200ms\n[hi]\nssdlab_sq_priority=high\n[lo]\nssdlab_sq_priority=low\n",
+        "wrr.fio",
+    )
+    .unwrap();
+    let mut spec = RunSpec::new(dev, w, "wrr");
+    spec.job_stats = true;
+    let (r, jobs) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
+    let v = ssdlab_core::fio_output::to_json(&r, &jobs.unwrap(), false, 0);
+    let iops = |i: usize| v["jobs"][i]["read"]["iops"].as_f64().unwrap();
+    // (The drain after the deadline serves the low queue alone: a small bias toward it.)
+    let ratio = iops(0) / iops(1);
+    assert!(
+        (ratio - 8.0).abs() < 0.5,
+        "high/low IOPS ratio {ratio} ({} vs {})",
+        iops(0),
+        iops(1)
+    );
+    // The fetch stage caps the total at 1 / 20 us.
+    assert!(
+        (iops(0) + iops(1) - 50_000.0).abs() < 1_000.0,
+        "{}",
+        iops(0) + iops(1)
+    );
+}

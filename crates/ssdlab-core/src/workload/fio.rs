@@ -48,10 +48,11 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      bs/blocksize, bsrange/blocksize_range, bssplit, blockalign/ba, iodepth, numjobs, size, \
      offset/fileoffset, io_size/io_limit, number_ios, runtime/timeout, time_based, ramp_time, \
      randseed, randrepeat, norandommap, percentage_random, percentage_sequential, \
-     random_distribution";
+     random_distribution, ssdlab_sq_priority";
 
 /// Supported options that take a value.
 const VALUED: &[&str] = &[
+    "ssdlab_sq_priority",
     "rw",
     "readwrite",
     "rwmixread",
@@ -426,6 +427,19 @@ fn apply(
     match key {
         "time_based" => s.spec.time_based = parse_flag(value)?,
         "norandommap" => s.spec.norandommap = parse_flag(value)?,
+        "ssdlab_sq_priority" => {
+            s.spec.sq_priority = match value.unwrap_or("") {
+                "urgent" => super::SqPriority::Urgent,
+                "high" => super::SqPriority::High,
+                "medium" => super::SqPriority::Medium,
+                "low" => super::SqPriority::Low,
+                o => {
+                    return Err(format!(
+                    "'{o}' is not an NVMe queue priority (expected urgent, high, medium or low)"
+                ))
+                }
+            }
+        }
         "randrepeat" => s.spec.randrepeat = parse_flag(value)?,
         "stonewall" | "wait_for_previous" => {
             return Err(
@@ -1055,6 +1069,24 @@ fn parse_time(v: &str) -> Result<Time, String> {
     n.checked_mul(ps_per_unit)
         .map(Time)
         .ok_or_else(|| format!("'{v}' is too long (at most about 213 days)"))
+}
+
+#[cfg(test)]
+mod sq_priority_tests {
+    use super::*;
+
+    #[test]
+    fn sq_priority_parses_and_rejects_garbage() {
+        let w = parse_str("[a]\nssdlab_sq_priority=urgent\n[b]\n", "p.fio").unwrap();
+        assert_eq!(w.jobs[0].sq_priority, crate::workload::SqPriority::Urgent);
+        assert_eq!(w.jobs[1].sq_priority, crate::workload::SqPriority::Medium);
+        let e = parse_str("[a]\nssdlab_sq_priority=vip\n", "p.fio").unwrap_err();
+        assert_eq!(
+            (e.line, e.option.as_deref()),
+            (2, Some("ssdlab_sq_priority")),
+            "{e}"
+        );
+    }
 }
 
 #[cfg(test)]

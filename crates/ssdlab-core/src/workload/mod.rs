@@ -75,6 +75,23 @@ pub struct JobSpec {
     pub randseed: Option<u64>,
     /// Do not track which blocks were already hit in a pass (`norandommap`).
     pub norandommap: bool,
+    /// NVMe weighted-round-robin class of this job's submission queues
+    /// (`ssdlab_sq_priority=urgent|high|medium|low`, an ssdlab option fio ignores).
+    pub sq_priority: SqPriority,
+}
+
+/// NVMe submission-queue priority class (used by WRR arbitration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SqPriority {
+    /// Strict priority over all WRR classes.
+    Urgent,
+    /// WRR high.
+    High,
+    /// WRR medium (default).
+    #[default]
+    Medium,
+    /// WRR low.
+    Low,
 }
 
 impl Default for JobSpec {
@@ -105,6 +122,7 @@ impl Default for JobSpec {
             ramp_time: Time::ZERO,
             randseed: None,
             norandommap: false,
+            sq_priority: SqPriority::Medium,
         }
     }
 }
