@@ -292,6 +292,11 @@ impl DataCache {
         self.gc_stage[unit as usize].len() as u32
     }
 
+    /// The first `n` LPNs staged for `unit` (for prefetching their mapping entries).
+    pub fn gc_staged(&self, unit: u32, n: usize) -> impl Iterator<Item = u32> + '_ {
+        self.gc_stage[unit as usize].iter().take(n).copied()
+    }
+
     /// GC slots staged for all units.
     #[inline]
     pub fn dirty_gc_total(&self) -> u32 {

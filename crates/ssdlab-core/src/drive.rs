@@ -275,6 +275,8 @@ pub struct Drive {
     free_cmds: Vec<u32>,
     hosts: Vec<HostQueue>,
     active_hosts: usize,
+    /// Program transactions the dies can still take (PROGRAMS_PER_DIE each, minus queued or running).
+    program_room: u32,
     /// Program id -> (LPNs programmed, how many of the first are GC data).
     progs: Vec<(Vec<u32>, usize)>,
     free_progs: Vec<u32>,
@@ -565,6 +567,7 @@ impl Drive {
             cmds: Vec::with_capacity(1024),
             free_cmds: Vec::new(),
             active_hosts: hosts.len(),
+            program_room: dev.nand.total_dies() * PROGRAMS_PER_DIE as u32,
             hosts,
             progs: Vec::new(),
             free_progs: Vec::new(),
@@ -974,6 +977,9 @@ impl Drive {
             return;
         }
         if c.write {
+            for l in c.lpn..c.lpn + c.nlpn {
+                self.ftl.prefetch_overwrite(Lpn(l));
+            }
             if self.wait_buffer.is_empty() && self.cache.reserve(c.nlpn as u64) {
                 self.start_write_dma(now, cmd);
             } else {
@@ -1162,6 +1168,11 @@ impl Drive {
     /// back into its own unit first, then host data to the next unit in
     /// striping order whose die has room in its program queue.
     fn try_flush(&mut self, now: Time) {
+        // Every die already has its programs queued: nothing can be flushed
+        // (the common case under sustained writes; avoids scanning the units).
+        if self.program_room == 0 {
+            return;
+        }
         let spp = self.geo.slots_per_program;
         if self.cache.dirty_gc_total() >= spp {
             for u in 0..self.geo.units {
@@ -1209,6 +1220,10 @@ impl Drive {
         };
         let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
         lpns.clear();
+        // The staleness check reads each staged LPN's L2P entry: overlap the misses.
+        for l in self.cache.gc_staged(u, spp) {
+            self.ftl.prefetch(Lpn(l));
+        }
         let ftl = &self.ftl;
         let gc = self.cache.take_for_program(
             u,
@@ -1244,6 +1259,7 @@ impl Drive {
             bytes: spp as u64 * self.unit_bytes,
             owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
         };
+        self.program_room -= 1;
         let q = &mut self.q;
         self.flash
             .submit(now, t, &mut |tt, e| q.at(tt, Event::Flash(e)));
@@ -1359,6 +1375,7 @@ impl Drive {
             }
             TAG_PROG => {
                 let pid = (owner & 0xffff_ffff) as u32;
+                self.program_room += 1;
                 let (lpns, gc) = std::mem::take(&mut self.progs[pid as usize]);
                 for &l in &lpns[gc..] {
                     self.cache.program_done(l, pid);

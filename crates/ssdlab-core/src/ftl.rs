@@ -113,8 +113,8 @@ impl Ftl {
             .collect();
         let stripe = stripe_order(&geo, &cfg.allocation);
         Ftl {
-            l2p: vec![UNMAPPED; logical_units as usize],
-            p2l: vec![UNMAPPED; geo.total_slots() as usize],
+            l2p: huge_vec(logical_units as usize, UNMAPPED),
+            p2l: huge_vec(geo.total_slots() as usize, UNMAPPED),
             valid: vec![0; blocks],
             state: vec![BlockState::Free; blocks],
             close_seq: vec![0; blocks],
@@ -142,6 +142,16 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, lpn: Lpn) {
         prefetch_read(&self.l2p, lpn.0 as usize);
+    }
+
+    /// Prefetch what overwriting `lpn` will touch: the P2L entry of its
+    /// current slot (the L2P entry itself should already be cached).
+    #[inline]
+    pub fn prefetch_overwrite(&self, lpn: Lpn) {
+        let old = self.l2p[lpn.0 as usize];
+        if old < IN_BUFFER {
+            prefetch_read(&self.p2l, old as usize);
+        }
     }
 
     /// Where `lpn` lives.
@@ -621,6 +631,37 @@ impl Ftl {
     pub fn reset_stats(&mut self) {
         self.stats = FtlStats::default();
     }
+}
+
+/// A vector of `n` copies of `v` whose memory is backed by transparent huge
+/// pages where the OS allows it (Linux `madvise(MADV_HUGEPAGE)`): the mapping
+/// tables are accessed at random, and 2 MiB pages remove most TLB misses.
+/// Purely a speed hint: contents and results are identical either way.
+fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n * std::mem::size_of::<T>();
+        if bytes >= 4 * HUGE {
+            let start = out.as_mut_ptr() as usize;
+            let aligned = start.div_ceil(HUGE) * HUGE;
+            let end = (start + bytes) / HUGE * HUGE;
+            if end > aligned {
+                // SAFETY: the range lies inside this vector's own allocation,
+                // which is untouched; madvise only changes how it is backed.
+                unsafe {
+                    libc::madvise(
+                        aligned as *mut libc::c_void,
+                        end - aligned,
+                        libc::MADV_HUGEPAGE,
+                    );
+                }
+            }
+        }
+    }
+    out.resize(n, v);
+    out
 }
 
 #[inline]
