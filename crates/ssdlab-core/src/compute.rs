@@ -621,6 +621,19 @@ impl Compute {
         }
     }
 
+    /// The front stages (parse, lookup, translate, issue) run on executors
+    /// that serve neither fetch, completion nor background FTL work, so their
+    /// requests arrive in pipeline order and may be booked when the command
+    /// enters the pipeline.
+    pub fn front_is_dedicated(&self) -> bool {
+        let key = |s: usize| match self.exec[s] {
+            Exec::Group(g) => (0, g),
+            Exec::Accel(a) => (1, a),
+        };
+        let others = [key(0), key(5), (0, self.ftl_group)];
+        (1..=4).all(|s| !others.contains(&key(s)))
+    }
+
     /// Time the executor of stage `s` can next start work.
     pub fn free_at(&self, s: usize) -> Time {
         match self.exec[s] {
