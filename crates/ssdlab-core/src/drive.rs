@@ -947,7 +947,12 @@ impl Drive {
             };
             let t = self.fw.fetch(now);
             let arrive = self.link.device_read(t, SQE_BYTES);
-            if self.fw.compute.as_ref().is_some_and(|c| !c.front_is_dedicated()) {
+            if self
+                .fw
+                .compute
+                .as_ref()
+                .is_some_and(|c| !c.front_is_dedicated())
+            {
                 // Cores may be shared between stages: book the front stages
                 // when the SQE actually arrives, in event order.
                 self.q.at(arrive, Event::Fetched { cmd });
