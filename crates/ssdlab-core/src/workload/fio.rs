@@ -48,11 +48,17 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      bs/blocksize, bsrange/blocksize_range, bssplit, blockalign/ba, iodepth, numjobs, size, \
      offset/fileoffset, io_size/io_limit, number_ios, runtime/timeout, time_based, ramp_time, \
      randseed, randrepeat, norandommap, percentage_random, percentage_sequential, \
-     random_distribution, ssdlab_sq_priority";
+     random_distribution, ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, ssdlab_hot_access, \
+     ssdlab_lru_reuse, ssdlab_lru_mean";
 
 /// Supported options that take a value.
 const VALUED: &[&str] = &[
     "ssdlab_sq_priority",
+    "ssdlab_pattern",
+    "ssdlab_hot_space",
+    "ssdlab_hot_access",
+    "ssdlab_lru_reuse",
+    "ssdlab_lru_mean",
     "rw",
     "readwrite",
     "rwmixread",
@@ -427,6 +433,59 @@ fn apply(
     match key {
         "time_based" => s.spec.time_based = parse_flag(value)?,
         "norandommap" => s.spec.norandommap = parse_flag(value)?,
+        "ssdlab_pattern" => {
+            let (hot, lru) = match value.unwrap_or("") {
+                "uniform" => (false, false),
+                "sequential" => {
+                    s.spec.locality = Some(super::LocalitySpec { sequential: true, ..Default::default() });
+                    return Ok(());
+                }
+                "hotcold" => (true, false),
+                "lru" => (false, true),
+                "hotcold_lru" => (true, true),
+                o => return Err(format!("'{o}' is not a locality pattern (expected uniform, hotcold, lru, hotcold_lru or sequential)")),
+            };
+            if hot || lru {
+                s.spec.rw.random = true;
+            }
+            let old = s.spec.locality.unwrap_or_default();
+            let l = super::LocalitySpec {
+                hot: hot.then(|| old.hot.unwrap_or((0.2, 0.8))),
+                lru: lru.then(|| old.lru.unwrap_or((0.5, 1000.0))),
+                sequential: false,
+            };
+            s.spec.locality = (hot || lru).then_some(l);
+        }
+        "ssdlab_hot_space" | "ssdlab_hot_access" | "ssdlab_lru_reuse" => {
+            let v = value.unwrap_or("");
+            let f = v
+                .strip_suffix('%')
+                .and_then(|x| x.trim().parse::<f64>().ok())
+                .filter(|x| (0.0..=100.0).contains(x))
+                .ok_or_else(|| {
+                    format!("'{v}' must be a percentage from 0% to 100% (e.g. \"20%\")")
+                })?
+                / 100.0;
+            let l = s.spec.locality.get_or_insert_with(Default::default);
+            match key {
+                "ssdlab_hot_space" => l.hot = Some((f, l.hot.map_or(0.8, |h| h.1))),
+                "ssdlab_hot_access" => l.hot = Some((l.hot.map_or(0.2, |h| h.0), f)),
+                _ => l.lru = Some((f, l.lru.map_or(1000.0, |x| x.1))),
+            }
+        }
+        "ssdlab_lru_mean" => {
+            let v = value.unwrap_or("");
+            let m = v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|m| *m >= 1.0 && m.is_finite())
+                .ok_or_else(|| {
+                    format!("'{v}' must be a mean stack distance of at least 1 (blocks)")
+                })?;
+            let l = s.spec.locality.get_or_insert_with(Default::default);
+            l.lru = Some((l.lru.map_or(0.5, |x| x.0), m));
+        }
         "ssdlab_sq_priority" => {
             s.spec.sq_priority = match value.unwrap_or("") {
                 "urgent" => super::SqPriority::Urgent,
@@ -1086,6 +1145,25 @@ mod sq_priority_tests {
             (2, Some("ssdlab_sq_priority")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn locality_pattern_options() {
+        let w = parse_str("[a]\nrw=read\nssdlab_pattern=hotcold_lru\nssdlab_hot_space=10%\nssdlab_hot_access=90%\nssdlab_lru_reuse=60%\nssdlab_lru_mean=250\n", "p.fio").unwrap();
+        let l = w.jobs[0].locality.unwrap();
+        assert_eq!(l.hot, Some((0.1, 0.9)));
+        assert_eq!(l.lru, Some((0.6, 250.0)));
+        let w = parse_str("[a]\nrw=randread\nssdlab_pattern=sequential\n", "p.fio").unwrap();
+        assert!(w.jobs[0].locality.unwrap().sequential);
+        for (bad, opt) in [
+            ("ssdlab_pattern=zipfy", "ssdlab_pattern"),
+            ("ssdlab_hot_space=120%", "ssdlab_hot_space"),
+            ("ssdlab_lru_mean=0", "ssdlab_lru_mean"),
+            ("ssdlab_lru_reuse=0.5", "ssdlab_lru_reuse"),
+        ] {
+            let e = parse_str(&format!("[a]\n{bad}\n"), "p.fio").unwrap_err();
+            assert_eq!((e.line, e.option.as_deref()), (2, Some(opt)), "{e}");
+        }
     }
 }
 

@@ -78,6 +78,21 @@ pub struct JobSpec {
     /// NVMe weighted-round-robin class of this job's submission queues
     /// (`ssdlab_sq_priority=urgent|high|medium|low`, an ssdlab option fio ignores).
     pub sq_priority: SqPriority,
+    /// Seed 001 locality pattern (`ssdlab_pattern=` and its parameters).
+    pub locality: Option<LocalitySpec>,
+}
+
+/// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
+/// `ssdlab_pattern=uniform|hotcold|lru|hotcold_lru|sequential`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LocalitySpec {
+    /// Hot/cold spatial locality: (fraction of the space that is hot, fraction of new references that go there).
+    pub hot: Option<(f64, f64)>,
+    /// LRU temporal locality: (probability an access re-references a recently used block,
+    /// mean LRU stack distance of those re-references in blocks; geometric).
+    pub lru: Option<(f64, f64)>,
+    /// `ssdlab_pattern=sequential`: sequential offsets whatever `rw` says.
+    pub sequential: bool,
 }
 
 /// NVMe submission-queue priority class (used by WRR arbitration).
@@ -123,6 +138,7 @@ impl Default for JobSpec {
             randseed: None,
             norandommap: false,
             sq_priority: SqPriority::Medium,
+            locality: None,
         }
     }
 }
