@@ -434,27 +434,16 @@ fn apply(
         "time_based" => s.spec.time_based = parse_flag(value)?,
         "norandommap" => s.spec.norandommap = parse_flag(value)?,
         "ssdlab_pattern" => {
-            let (hot, lru) = match value.unwrap_or("") {
-                "uniform" => (false, false),
-                "sequential" => {
-                    s.spec.locality = Some(super::LocalitySpec { sequential: true, ..Default::default() });
-                    return Ok(());
-                }
-                "hotcold" => (true, false),
-                "lru" => (false, true),
-                "hotcold_lru" => (true, true),
+            use super::LocalityPattern as P;
+            let p = match value.unwrap_or("") {
+                "uniform" => P::Uniform,
+                "hotcold" => P::HotCold,
+                "lru" => P::Lru,
+                "hotcold_lru" => P::HotColdLru,
+                "sequential" => P::Sequential,
                 o => return Err(format!("'{o}' is not a locality pattern (expected uniform, hotcold, lru, hotcold_lru or sequential)")),
             };
-            if hot || lru {
-                s.spec.rw.random = true;
-            }
-            let old = s.spec.locality.unwrap_or_default();
-            let l = super::LocalitySpec {
-                hot: hot.then(|| old.hot.unwrap_or((0.2, 0.8))),
-                lru: lru.then(|| old.lru.unwrap_or((0.5, 1000.0))),
-                sequential: false,
-            };
-            s.spec.locality = (hot || lru).then_some(l);
+            s.spec.locality.get_or_insert_with(Default::default).pattern = Some(p);
         }
         "ssdlab_hot_space" | "ssdlab_hot_access" | "ssdlab_lru_reuse" => {
             let v = value.unwrap_or("");
@@ -468,9 +457,9 @@ fn apply(
                 / 100.0;
             let l = s.spec.locality.get_or_insert_with(Default::default);
             match key {
-                "ssdlab_hot_space" => l.hot = Some((f, l.hot.map_or(0.8, |h| h.1))),
-                "ssdlab_hot_access" => l.hot = Some((l.hot.map_or(0.2, |h| h.0), f)),
-                _ => l.lru = Some((f, l.lru.map_or(1000.0, |x| x.1))),
+                "ssdlab_hot_space" => l.hot_space = Some(f),
+                "ssdlab_hot_access" => l.hot_access = Some(f),
+                _ => l.lru_reuse = Some(f),
             }
         }
         "ssdlab_lru_mean" => {
@@ -483,8 +472,10 @@ fn apply(
                 .ok_or_else(|| {
                     format!("'{v}' must be a mean stack distance of at least 1 (blocks)")
                 })?;
-            let l = s.spec.locality.get_or_insert_with(Default::default);
-            l.lru = Some((l.lru.map_or(0.5, |x| x.0), m));
+            s.spec
+                .locality
+                .get_or_insert_with(Default::default)
+                .lru_mean = Some(m);
         }
         "ssdlab_sq_priority" => {
             s.spec.sq_priority = match value.unwrap_or("") {
@@ -1151,10 +1142,20 @@ mod sq_priority_tests {
     fn locality_pattern_options() {
         let w = parse_str("[a]\nrw=read\nssdlab_pattern=hotcold_lru\nssdlab_hot_space=10%\nssdlab_hot_access=90%\nssdlab_lru_reuse=60%\nssdlab_lru_mean=250\n", "p.fio").unwrap();
         let l = w.jobs[0].locality.unwrap();
-        assert_eq!(l.hot, Some((0.1, 0.9)));
-        assert_eq!(l.lru, Some((0.6, 250.0)));
+        assert_eq!(l.hot(), Some((0.1, 0.9)));
+        assert_eq!(l.lru(), Some((0.6, 250.0)));
         let w = parse_str("[a]\nrw=randread\nssdlab_pattern=sequential\n", "p.fio").unwrap();
-        assert!(w.jobs[0].locality.unwrap().sequential);
+        assert!(w.jobs[0].locality.unwrap().sequential());
+        // Parameters the pattern does not use are reported, not ignored.
+        let w = parse_str(
+            "[a]\nrw=randread\nssdlab_lru_reuse=70%\nssdlab_pattern=uniform\n",
+            "p.fio",
+        )
+        .unwrap();
+        assert_eq!(
+            w.jobs[0].locality.unwrap().unused_parameter(),
+            Some("ssdlab_lru_reuse")
+        );
         for (bad, opt) in [
             ("ssdlab_pattern=zipfy", "ssdlab_pattern"),
             ("ssdlab_hot_space=120%", "ssdlab_hot_space"),

@@ -366,7 +366,7 @@ pub struct Locality {
 impl Locality {
     /// Model over `slots` positions.
     pub fn new(spec: LocalitySpec, slots: u64, seed: u64) -> Locality {
-        let mean = spec.lru.map_or(1.0, |l| l.1);
+        let mean = spec.lru().map_or(1.0, |l| l.1);
         let cap = ((16.0 * mean) as usize).clamp(4096, 1 << 20);
         Locality {
             spec,
@@ -380,7 +380,7 @@ impl Locality {
 
     fn fresh(&mut self, rng: &mut Xoshiro256PlusPlus) -> u64 {
         let n = self.slots.max(1);
-        let rank = match self.spec.hot {
+        let rank = match self.spec.hot() {
             Some((space, access)) => {
                 let hot = ((space * n as f64) as u64).clamp(1, n);
                 if hot == n || rng.gen::<f64>() < access {
@@ -396,7 +396,7 @@ impl Locality {
 
     /// The next slot.
     pub fn next_slot(&mut self, rng: &mut Xoshiro256PlusPlus) -> u64 {
-        if let Some((reuse, _)) = self.spec.lru {
+        if let Some((reuse, _)) = self.spec.lru() {
             if !self.stack.is_empty() && rng.gen::<f64>() < reuse {
                 let u: f64 = rng.gen::<f64>().max(f64::MIN_POSITIVE);
                 let d = (u.ln() / self.ln_q).floor() as usize;
@@ -701,10 +701,18 @@ impl JobGen {
         let Ok(dirs) = <Box<[Dir; 2]>>::try_from(dirs.into_boxed_slice()) else {
             unreachable!("two directions")
         };
-        let seq_pattern = job.locality.is_some_and(|l| l.sequential);
+        if let Some(l) = &job.locality {
+            if l.pattern.is_none() {
+                return Err(err("ssdlab_pattern", "locality parameters were given without ssdlab_pattern (uniform, hotcold, lru, hotcold_lru or sequential)".into()));
+            }
+            if let Some(o) = l.unused_parameter() {
+                return Err(err(o, format!("has no effect with ssdlab_pattern={:?}; remove it or choose a pattern that uses it", l.pattern.unwrap_or(crate::workload::LocalityPattern::Uniform))));
+            }
+        }
+        let seq_pattern = job.locality.is_some_and(|l| l.sequential());
         let locality = job
             .locality
-            .filter(|l| l.hot.is_some() || l.lru.is_some())
+            .filter(|l| l.hot().is_some() || l.lru().is_some())
             .map(|l| {
                 let ba = dirs[if job.rw.read_pct > 0 { 0 } else { 1 }].ba.max(1);
                 Box::new(Locality::new(l, len / ba, job_seed ^ 0x5eed_0001))
@@ -715,7 +723,7 @@ impl JobGen {
                 && (job.rw.random
                     || job
                         .locality
-                        .is_some_and(|l| l.hot.is_some() || l.lru.is_some())),
+                        .is_some_and(|l| l.hot().is_some() || l.lru().is_some())),
             read_pct: job.rw.read_pct,
             start: job.offset / unit,
             len,
@@ -1331,6 +1339,23 @@ mod locality_tests {
     use crate::workload::{LocalitySpec, RwPattern};
     use std::collections::{BTreeMap, HashMap};
 
+    fn spec(hot: Option<(f64, f64)>, lru: Option<(f64, f64)>) -> LocalitySpec {
+        use crate::workload::LocalityPattern as P;
+        let pattern = match (hot.is_some(), lru.is_some()) {
+            (true, true) => P::HotColdLru,
+            (true, false) => P::HotCold,
+            (false, true) => P::Lru,
+            _ => P::Uniform,
+        };
+        LocalitySpec {
+            pattern: Some(pattern),
+            hot_space: hot.map(|h| h.0),
+            hot_access: hot.map(|h| h.1),
+            lru_reuse: lru.map(|l| l.0),
+            lru_mean: lru.map(|l| l.1),
+        }
+    }
+
     fn stream_in(l: LocalitySpec, n: usize, blocks: u64) -> Vec<u32> {
         let job = JobSpec {
             rw: RwPattern {
@@ -1371,14 +1396,7 @@ mod locality_tests {
     fn lru_pattern_hit_ratio_matches_its_stack_distance_model() {
         // reuse 60 %, geometric stack distance of mean 100: an LRU cache of C
         // blocks hits 0.6 * (1 - (100/101)^C) of the accesses.
-        let s = stream(
-            LocalitySpec {
-                hot: None,
-                lru: Some((0.6, 100.0)),
-                sequential: false,
-            },
-            200_000,
-        );
+        let s = stream(spec(None, Some((0.6, 100.0))), 200_000);
         for cap in [50usize, 200, 800] {
             let want = 0.6 * (1.0 - (100.0f64 / 101.0).powi(cap as i32));
             let got = lru_hits(&s, cap);
@@ -1394,15 +1412,7 @@ mod locality_tests {
         // 10 % of the space takes 90 % of the accesses: count accesses to the
         // 10 % most-accessed blocks.
         let space = 1u64 << 14;
-        let s = stream_in(
-            LocalitySpec {
-                hot: Some((0.1, 0.9)),
-                lru: None,
-                sequential: false,
-            },
-            300_000,
-            space,
-        );
+        let s = stream_in(spec(Some((0.1, 0.9)), None), 300_000, space);
         let mut counts: HashMap<u32, usize> = HashMap::new();
         for &x in &s {
             *counts.entry(x).or_default() += 1;
@@ -1420,24 +1430,8 @@ mod locality_tests {
     #[test]
     fn hot_cold_lru_combines_both() {
         let space = 1u64 << 16;
-        let both = stream_in(
-            LocalitySpec {
-                hot: Some((0.1, 0.9)),
-                lru: Some((0.5, 100.0)),
-                sequential: false,
-            },
-            200_000,
-            space,
-        );
-        let lru_only = stream_in(
-            LocalitySpec {
-                hot: None,
-                lru: Some((0.5, 100.0)),
-                sequential: false,
-            },
-            200_000,
-            space,
-        );
+        let both = stream_in(spec(Some((0.1, 0.9)), Some((0.5, 100.0))), 200_000, space);
+        let lru_only = stream_in(spec(None, Some((0.5, 100.0))), 200_000, space);
         // A cache the size of the hot space: the hot/cold part adds hits beyond the LRU component.
         let (b, l) = (lru_hits(&both, 8192), lru_hits(&lru_only, 8192));
         assert!(b > l + 0.2, "{b} vs {l}");

@@ -83,16 +83,83 @@ pub struct JobSpec {
 }
 
 /// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
-/// `ssdlab_pattern=uniform|hotcold|lru|hotcold_lru|sequential`.
+/// `ssdlab_pattern=uniform|hotcold|lru|hotcold_lru|sequential` and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LocalitySpec {
-    /// Hot/cold spatial locality: (fraction of the space that is hot, fraction of new references that go there).
-    pub hot: Option<(f64, f64)>,
-    /// LRU temporal locality: (probability an access re-references a recently used block,
-    /// mean LRU stack distance of those re-references in blocks; geometric).
-    pub lru: Option<(f64, f64)>,
-    /// `ssdlab_pattern=sequential`: sequential offsets whatever `rw` says.
-    pub sequential: bool,
+    /// The pattern (`None`: only parameters were given, which is an error at run time).
+    pub pattern: Option<LocalityPattern>,
+    /// `ssdlab_hot_space`: share of the region that is hot (default 20 %).
+    pub hot_space: Option<f64>,
+    /// `ssdlab_hot_access`: share of new references to the hot space (default 80 %).
+    pub hot_access: Option<f64>,
+    /// `ssdlab_lru_reuse`: probability of re-referencing a recent block (default 50 %).
+    pub lru_reuse: Option<f64>,
+    /// `ssdlab_lru_mean`: mean LRU stack distance in blocks (default 1000).
+    pub lru_mean: Option<f64>,
+}
+
+/// Seed 001's five workload patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalityPattern {
+    /// Uniformly random.
+    Uniform,
+    /// Spatial locality: a hot part of the space takes most new references.
+    HotCold,
+    /// Temporal locality: re-references at LRU stack distances.
+    Lru,
+    /// Both.
+    HotColdLru,
+    /// Sequential.
+    Sequential,
+}
+
+impl LocalitySpec {
+    /// (hot space, hot access) when the pattern has spatial locality.
+    pub fn hot(&self) -> Option<(f64, f64)> {
+        matches!(
+            self.pattern,
+            Some(LocalityPattern::HotCold | LocalityPattern::HotColdLru)
+        )
+        .then(|| {
+            (
+                self.hot_space.unwrap_or(0.2),
+                self.hot_access.unwrap_or(0.8),
+            )
+        })
+    }
+    /// (reuse probability, mean stack distance) when the pattern has temporal locality.
+    pub fn lru(&self) -> Option<(f64, f64)> {
+        matches!(
+            self.pattern,
+            Some(LocalityPattern::Lru | LocalityPattern::HotColdLru)
+        )
+        .then(|| {
+            (
+                self.lru_reuse.unwrap_or(0.5),
+                self.lru_mean.unwrap_or(1000.0),
+            )
+        })
+    }
+    /// Sequential offsets.
+    pub fn sequential(&self) -> bool {
+        self.pattern == Some(LocalityPattern::Sequential)
+    }
+    /// A parameter given that the pattern does not use, if any (it would be silently ignored).
+    pub fn unused_parameter(&self) -> Option<&'static str> {
+        if self.hot().is_none() && self.hot_space.is_some() {
+            return Some("ssdlab_hot_space");
+        }
+        if self.hot().is_none() && self.hot_access.is_some() {
+            return Some("ssdlab_hot_access");
+        }
+        if self.lru().is_none() && self.lru_reuse.is_some() {
+            return Some("ssdlab_lru_reuse");
+        }
+        if self.lru().is_none() && self.lru_mean.is_some() {
+            return Some("ssdlab_lru_mean");
+        }
+        None
+    }
 }
 
 /// NVMe submission-queue priority class (used by WRR arbitration).
