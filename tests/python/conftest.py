@@ -7,43 +7,15 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+from pathlib import Path
+
 import pytest
 
 import ssdlab
 
 # 4 channels x 2 SLC dies, 4 KiB pages: 107 MB exported; a 5,000-I/O run
 # takes a few milliseconds.
-SMALL_TOML = """
-name = "small"
-description = "test drive: SLC, 4 channels x 2 dies, 107 MB"
-[host]
-submit_overhead = "1us"
-complete_overhead = "2us"
-[pcie]
-generation = 3
-lanes = 4
-[cache]
-write_buffer = "256KiB"
-[ftl]
-mapping_unit = "4KiB"
-over_provisioning = "25%"
-gc_threshold = 3
-gc_hard_threshold = 2
-[nand]
-channels = 4
-chips_per_channel = 2
-dies_per_chip = 1
-planes_per_die = 1
-blocks_per_plane = 64
-pages_per_block = 64
-page_size = "4KiB"
-cell = "slc"
-t_read = ["25us"]
-t_prog = ["200us"]
-t_erase = "2ms"
-bus_bandwidth = "400MB/s"
-t_cmd = "100ns"
-"""
+SMALL_TOML = (Path(__file__).resolve().parents[1] / "data" / "small-slc.toml").read_text()
 
 
 @pytest.fixture(scope="session")
