@@ -177,7 +177,7 @@ impl TraceSource {
             return Ok(Some((
                 t,
                 Io {
-                    write: r.write,
+                    op: r.op,
                     lpn: (off / self.unit) as u32,
                     nlpn: (len / self.unit) as u32,
                 },
@@ -856,7 +856,7 @@ impl Drive {
         let measured = at >= self.ramp_end;
         let c = Cmd {
             q,
-            write: io.write,
+            write: io.is_write(),
             lpn: io.lpn,
             nlpn: io.nlpn,
             submit: at,

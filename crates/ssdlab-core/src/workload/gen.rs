@@ -26,7 +26,7 @@
 //! self-similar ("h/1-h") distribution's CDF; normal ranks use Box-Muller
 //! around the middle rank, redrawn when they fall outside the region.
 
-use super::{BlockSize, Distribution, JobSpec, LocalitySpec, Sequencer, WorkloadError};
+use super::{BlockSize, Distribution, JobSpec, LocalitySpec, Op, Sequencer, WorkloadError};
 use crate::units::Time;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -34,12 +34,20 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// One generated I/O, in mapping units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Io {
-    /// Write (true) or read.
-    pub write: bool,
+    /// Read, write, trim or flush (a flush has `lpn` = `nlpn` = 0).
+    pub op: Op,
     /// First logical page.
     pub lpn: u32,
     /// Logical pages.
     pub nlpn: u32,
+}
+
+impl Io {
+    /// A write?
+    #[inline]
+    pub fn is_write(&self) -> bool {
+        self.op == Op::Write
+    }
 }
 
 /// A pseudo-random permutation of `[0, n)`.
@@ -857,7 +865,7 @@ impl JobGen {
         dir.last_end = off + s;
         self.issued_bytes += s * self.unit;
         Some(Io {
-            write,
+            op: if write { Op::Write } else { Op::Read },
             lpn: (self.start + off) as u32,
             nlpn: s as u32,
         })
@@ -920,7 +928,7 @@ mod tests {
         let mut g = JobGen::new(&job, 0, 1, 1 << 20, 4096, "t").unwrap();
         let mut reads = 0;
         while let Some(io) = g.next_io(Time::ZERO) {
-            reads += (!io.write) as u32;
+            reads += (!io.is_write()) as u32;
         }
         assert!((69_000..71_000).contains(&reads), "{reads}");
     }
@@ -1003,7 +1011,7 @@ mod tests {
             "rw=randrw\nbssplit=4k/50:64k/50,8k/10:128k/90\nnumber_ios=200000\nio_size=1p\nnorandommap",
             1 << 20,
         ));
-        let (r, w): (Vec<Io>, Vec<Io>) = ios.iter().partition(|io| !io.write);
+        let (r, w): (Vec<Io>, Vec<Io>) = ios.iter().partition(|io| !io.is_write());
         let f = |v: &[Io], n: u32| frac(v.iter().filter(|io| io.nlpn == n).count(), v.len());
         assert!((f(&r, 1) - 0.5).abs() < 0.01 && (f(&r, 16) - 0.5).abs() < 0.01);
         assert!((f(&w, 2) - 0.1).abs() < 0.01 && (f(&w, 32) - 0.9).abs() < 0.01);
@@ -1011,7 +1019,7 @@ mod tests {
         let ios = all(gen("rw=rw\nbs=4k,64k\nnumber_ios=1000", 1 << 20));
         assert!(ios
             .iter()
-            .all(|io| io.nlpn == if io.write { 16 } else { 1 }));
+            .all(|io| io.nlpn == if io.is_write() { 16 } else { 1 }));
     }
 
     #[test]
@@ -1195,11 +1203,11 @@ mod tests {
         ));
         assert!(ios
             .iter()
-            .filter(|io| !io.write)
+            .filter(|io| !io.is_write())
             .all(|io| io.lpn as u64 <= n / 10));
         let w_hi = ios
             .iter()
-            .filter(|io| io.write && io.lpn as u64 >= n / 2)
+            .filter(|io| io.is_write() && io.lpn as u64 >= n / 2)
             .count();
         assert!(w_hi > 4000, "{w_hi}");
         let e = gen_err(
@@ -1256,9 +1264,9 @@ mod tests {
             "rw=randrw\npercentage_sequential=100,0\nnumber_ios=10000",
             1 << 20,
         ));
-        let reads: Vec<&Io> = ios.iter().filter(|io| !io.write).collect();
+        let reads: Vec<&Io> = ios.iter().filter(|io| !io.is_write()).collect();
         assert!(reads.windows(2).all(|w| w[1].lpn == w[0].lpn + 1));
-        let writes: Vec<&Io> = ios.iter().filter(|io| io.write).collect();
+        let writes: Vec<&Io> = ios.iter().filter(|io| io.is_write()).collect();
         assert!(
             writes
                 .windows(2)

@@ -10,6 +10,55 @@ pub mod trace;
 use crate::units::Time;
 use std::fmt;
 
+/// What a command does: the NVMe I/O command set ssdlab models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Op {
+    /// NVMe Read.
+    #[default]
+    Read,
+    /// NVMe Write.
+    Write,
+    /// NVMe Dataset Management, deallocate (fio `trim`, a trace's discard).
+    Trim,
+    /// NVMe Flush (fio `fsync`/`fdatasync`, a trace's sync); no data.
+    Flush,
+}
+
+impl Op {
+    /// Lower-case name (`read`, `write`, `trim`, `flush`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Flush => "flush",
+        }
+    }
+}
+
+/// Trim patterns (fio `rw=trim|randtrim|trimwrite`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrimMode {
+    /// No trims.
+    #[default]
+    None,
+    /// Every I/O is a trim (`rw=trim`, sequential; `rw=randtrim`, random):
+    /// the write direction's offsets and the trim block size.
+    Only,
+    /// `rw=trimwrite`: each block is trimmed, then written (sequential).
+    TrimWrite,
+}
+
+/// How a rate-limited job spaces its I/Os (`rate_process=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RateProcess {
+    /// Evenly spaced (fio's default).
+    #[default]
+    Linear,
+    /// Exponentially distributed gaps with the same mean (a Poisson process).
+    Poisson,
+}
+
 /// Direction mix and access order of a job (fio `rw=`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RwPattern {
@@ -80,6 +129,39 @@ pub struct JobSpec {
     pub sq_priority: SqPriority,
     /// Seed 001 locality pattern (`ssdlab_pattern=` and its parameters).
     pub locality: Option<LocalitySpec>,
+    /// Trim pattern (`rw=trim|randtrim|trimwrite`). With [`TrimMode::Only`]
+    /// `rw.read_pct` is 0 and the write direction's offsets are trimmed.
+    pub trim: TrimMode,
+    /// Trim size in bytes (third field of `bs=`; default 4096).
+    pub trim_bs: u64,
+    /// Issue an NVMe Flush after every N writes (`fsync=N`, `fdatasync=N`; 0 = never).
+    pub fsync: u32,
+    /// Issue one NVMe Flush when the job's I/O is done (`end_fsync=1`).
+    pub end_fsync: bool,
+    /// Bandwidth caps `[read, write, trim]` in bytes per second (`rate=`).
+    pub rate: [Option<u64>; 3],
+    /// I/O-rate caps `[read, write, trim]` in I/Os per second (`rate_iops=`).
+    pub rate_iops: [Option<u64>; 3],
+    /// Spacing of rate-limited I/Os (`rate_process=`).
+    pub rate_process: RateProcess,
+    /// Idle time after every `thinktime_blocks` I/Os, once those in flight
+    /// have completed (`thinktime=`; fio's default unit is microseconds).
+    pub thinktime: Time,
+    /// I/Os between think times (`thinktime_blocks=`; default 1).
+    pub thinktime_blocks: u32,
+    /// Count `thinktime_blocks` at issue (`thinktime_blocks_type=issue`)
+    /// rather than at completion (`complete`, the default).
+    pub thinktime_blocks_issue: bool,
+    /// Also think after this much I/O time since the last think (`thinktime_iotime=`; 0 = off).
+    pub thinktime_iotime: Time,
+    /// Start only when every job before this one in the file has finished (`stonewall`).
+    pub stonewall: bool,
+    /// Start only when the named (earlier) job has finished (`wait_for=`).
+    pub wait_for: Option<String>,
+    /// Reporting group (fio `groupid`): 0 for the first, +1 at each `new_group`/`stonewall` job.
+    pub group: u32,
+    /// Replay a fio iolog as this job's I/O (`read_iolog=`), instead of generating it.
+    pub read_iolog: Option<TraceSpec>,
 }
 
 /// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
@@ -206,6 +288,21 @@ impl Default for JobSpec {
             norandommap: false,
             sq_priority: SqPriority::Medium,
             locality: None,
+            trim: TrimMode::None,
+            trim_bs: 4096,
+            fsync: 0,
+            end_fsync: false,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            rate_process: RateProcess::Linear,
+            thinktime: Time::ZERO,
+            thinktime_blocks: 1,
+            thinktime_blocks_issue: false,
+            thinktime_iotime: Time::ZERO,
+            stonewall: false,
+            wait_for: None,
+            group: 0,
+            read_iolog: None,
         }
     }
 }

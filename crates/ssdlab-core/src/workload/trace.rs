@@ -217,8 +217,8 @@ impl FromStr for TraceFormat {
 pub struct TraceRecord {
     /// Arrival time since the first record of the file.
     pub time: Time,
-    /// Write (true) or read (false).
-    pub write: bool,
+    /// What the request does (read, write; trim and flush where the format has them).
+    pub op: super::Op,
     /// Start offset in bytes.
     pub offset: u64,
     /// Length in bytes (never 0).
@@ -1115,7 +1115,11 @@ impl TraceReader {
                     self.recognized += 1;
                     return Some(Ok(Item::Record(TraceRecord {
                         time,
-                        write,
+                        op: if write {
+                            super::Op::Write
+                        } else {
+                            super::Op::Read
+                        },
                         offset,
                         len,
                         device,
@@ -1778,7 +1782,7 @@ impl StatsAcc {
     }
 
     fn add(&mut self, r: &TraceRecord) {
-        if r.write {
+        if r.op == super::Op::Write {
             self.writes += 1;
             self.write_bytes = self.write_bytes.saturating_add(r.len);
         } else {
@@ -1995,7 +1999,11 @@ fio version 3 iolog
     fn rec(time: Time, write: bool, offset: u64, len: u64, dev: &str) -> TraceRecord {
         TraceRecord {
             time,
-            write,
+            op: if write {
+                super::Op::Write
+            } else {
+                super::Op::Read
+            },
             offset,
             len,
             device: dev.to_string(),
@@ -2034,7 +2042,7 @@ fio version 3 iolog
         assert_eq!(r.len(), 4);
         assert_eq!(r[0], rec(Time::ZERO, true, 303567 * 512, 3584, "0"));
         assert_eq!(r[1].device, "1");
-        assert!(r[1].write);
+        assert_eq!(r[1].op, super::super::Op::Write);
         assert_eq!(r[2], rec(Time::us(26214), false, 303574 * 512, 3584, "0"));
         assert_eq!(r[3].device, "2");
     }
