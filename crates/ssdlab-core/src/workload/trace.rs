@@ -2042,7 +2042,7 @@ fio version 3 iolog
         assert_eq!(r.len(), 4);
         assert_eq!(r[0], rec(Time::ZERO, true, 303567 * 512, 3584, "0"));
         assert_eq!(r[1].device, "1");
-        assert_eq!(r[1].op, super::super::Op::Write);
+        assert_eq!(r[1].op, crate::workload::Op::Write);
         assert_eq!(r[2], rec(Time::us(26214), false, 303574 * 512, 3584, "0"));
         assert_eq!(r[3].device, "2");
     }
