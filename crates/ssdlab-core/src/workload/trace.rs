@@ -2000,9 +2000,9 @@ fio version 3 iolog
         TraceRecord {
             time,
             op: if write {
-                super::Op::Write
+                crate::workload::Op::Write
             } else {
-                super::Op::Read
+                crate::workload::Op::Read
             },
             offset,
             len,
