@@ -12,6 +12,12 @@
 //! programmed only if the L2P still says "in buffer" and no newer host write
 //! is buffered; stale entries are dropped then. GC data is bounded by the GC
 //! read throttle, not by the write-buffer size.
+//!
+//! Flush barriers: every host version not yet on flash (dirty or being
+//! programmed) is counted in the flush epoch it was written in. An NVMe
+//! Flush opens a new epoch and is satisfied when no version of an earlier
+//! epoch is left; an overwrite moves the entry to the current epoch (the
+//! older version no longer needs to persist), a trim drops it.
 
 use crate::config::CachePolicy;
 use std::collections::HashMap;
@@ -48,6 +54,8 @@ enum State {
 struct Entry {
     lpn: u32,
     state: State,
+    /// Flush epoch of the version held (host data not yet on flash).
+    epoch: u32,
     prev: u32,
     next: u32,
 }
@@ -96,6 +104,12 @@ pub struct DataCache {
     rc_capacity: u64,
     host_used: u64,
     reserved: u64,
+    /// Current flush epoch.
+    epoch: u32,
+    /// Oldest epoch still tracked.
+    epoch_base: u32,
+    /// Host versions not yet on flash, per epoch `epoch_base..=epoch`.
+    unflushed: std::collections::VecDeque<u64>,
     /// Counters.
     pub stats: CacheStats,
 }
@@ -120,6 +134,9 @@ impl DataCache {
             rc_capacity: read_cache_slots,
             host_used: 0,
             reserved: 0,
+            epoch: 0,
+            epoch_base: 0,
+            unflushed: std::collections::VecDeque::from([0]),
             stats: CacheStats::default(),
         }
     }
@@ -164,6 +181,7 @@ impl DataCache {
         let e = Entry {
             lpn,
             state,
+            epoch: self.epoch,
             prev: NIL,
             next: NIL,
         };
@@ -240,6 +258,12 @@ impl DataCache {
         match self.index.get(&lpn).copied() {
             Some(i) => {
                 let s = self.entries[i as usize].state;
+                if matches!(s, State::DirtyHost | State::Flushing(_, true)) {
+                    // The older version no longer needs to reach flash.
+                    self.unflushed_sub(self.entries[i as usize].epoch);
+                }
+                self.entries[i as usize].epoch = self.epoch;
+                self.unflushed_add();
                 match s {
                     State::DirtyHost => {
                         if self.policy == CachePolicy::Lru {
@@ -268,9 +292,43 @@ impl DataCache {
                 let i = self.alloc(lpn, State::DirtyHost);
                 self.push_tail(i, L_HOST);
                 self.host_used += 1;
+                self.unflushed_add();
                 false
             }
         }
+    }
+
+    #[inline]
+    fn unflushed_add(&mut self) {
+        let k = (self.epoch - self.epoch_base) as usize;
+        self.unflushed[k] += 1;
+    }
+
+    #[inline]
+    fn unflushed_sub(&mut self, epoch: u32) {
+        let k = (epoch - self.epoch_base) as usize;
+        self.unflushed[k] -= 1;
+    }
+
+    /// An NVMe Flush arrives: `None` if no host data is waiting for flash,
+    /// else the barrier to pass to [`DataCache::flushed`].
+    pub fn flush_barrier(&mut self) -> Option<u32> {
+        if self.flushed(self.epoch + 1) {
+            return None;
+        }
+        self.epoch += 1;
+        self.unflushed.push_back(0);
+        Some(self.epoch)
+    }
+
+    /// Has every host version written before `barrier` reached flash (or been
+    /// overwritten or trimmed)?
+    pub fn flushed(&mut self, barrier: u32) -> bool {
+        while self.epoch_base < self.epoch && self.unflushed.front() == Some(&0) {
+            self.unflushed.pop_front();
+            self.epoch_base += 1;
+        }
+        self.epoch_base >= barrier || (self.epoch_base + 1 == barrier && self.unflushed[0] == 0)
     }
 
     /// Stage GC relocation data for `lpn`, to be programmed back into `unit`.
@@ -360,6 +418,7 @@ impl DataCache {
             State::Flushing(p, host) if p == prog => {
                 if host {
                     self.host_used -= 1;
+                    self.unflushed_sub(self.entries[i as usize].epoch);
                 }
                 if self.rc_capacity > 0 {
                     self.entries[i as usize].state = State::Clean;
@@ -404,12 +463,14 @@ impl DataCache {
                 // Turn the entry into a clean-less orphan: release it now.
                 if host {
                     self.host_used -= 1;
+                    self.unflushed_sub(self.entries[i as usize].epoch);
                 }
                 self.release(i);
             }
             _ => {
                 if s == State::DirtyHost {
                     self.host_used -= 1;
+                    self.unflushed_sub(self.entries[i as usize].epoch);
                 }
                 self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
                 self.release(i);

@@ -278,6 +278,11 @@ pub struct CacheFile {
     /// Replacement policy: `"lru"` or `"fifo"`.
     #[serde(default = "d_policy")]
     pub policy: String,
+    /// Power-loss protection: capacitors hold up the write buffer, so an
+    /// NVMe Flush completes at once. Without it a flush waits until the
+    /// buffered writes are programmed (default false).
+    #[serde(default)]
+    pub power_loss_protection: bool,
 }
 fn d_wbuf() -> String {
     d_str("16MiB")
@@ -294,6 +299,7 @@ impl Default for CacheFile {
             write_buffer: d_wbuf(),
             read_cache: d_rcache(),
             policy: d_policy(),
+            power_loss_protection: false,
         }
     }
 }
@@ -793,6 +799,8 @@ pub struct CacheConfig {
     pub read_cache: Bytes,
     /// Replacement policy.
     pub policy: CachePolicy,
+    /// The write buffer survives power loss (flushes complete at once).
+    pub power_loss_protection: bool,
     /// DRAM bandwidth.
     pub dram_bandwidth: Bandwidth,
     /// DRAM latency.
@@ -1074,6 +1082,7 @@ impl DeviceFile {
             write_buffer: c.bytes("cache.write_buffer", &self.cache.write_buffer),
             read_cache: c.bytes("cache.read_cache", &self.cache.read_cache),
             policy,
+            power_loss_protection: self.cache.power_loss_protection,
             dram_bandwidth: c.bw("dram.bandwidth", &self.dram.bandwidth),
             dram_latency: c.time("dram.latency", &self.dram.latency),
         };

@@ -26,8 +26,9 @@ use crate::power::{Activity, Ledger};
 use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
 use crate::workload::gen::{Io, JobGen};
+use crate::workload::pacing::Pacer;
 use crate::workload::trace::TraceReader;
-use crate::workload::{Replay, SqPriority, TraceSpec, Workload, WorkloadError};
+use crate::workload::{Op, Replay, SqPriority, TraceSpec, Workload, WorkloadError};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -90,22 +91,44 @@ impl std::error::Error for SimError {}
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    Doorbell { q: u32 },
+    Doorbell {
+        q: u32,
+    },
     FetchFree,
-    Fetched { cmd: u32 },
-    FrontDone { cmd: u32 },
+    Fetched {
+        cmd: u32,
+    },
+    FrontDone {
+        cmd: u32,
+    },
     Flash(FlashEvent),
-    ReadDma { cmd: u32 },
-    WriteIn { cmd: u32 },
-    HostDone { cmd: u32 },
+    ReadDma {
+        cmd: u32,
+    },
+    WriteIn {
+        cmd: u32,
+    },
+    HostDone {
+        cmd: u32,
+    },
     RampEnd,
-    TraceArrival { q: u32 },
+    TraceArrival {
+        q: u32,
+    },
+    /// A rate-capped queue's held I/O is due.
+    HostWake {
+        q: u32,
+    },
+    /// A queue's think time is over.
+    ThinkEnd {
+        q: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Cmd {
     q: u32,
-    write: bool,
+    op: Op,
     lpn: u32,
     nlpn: u32,
     submit: Time,
@@ -134,6 +157,8 @@ struct TraceSource {
     /// Open loop: the next record, not yet arrived.
     next: Option<(Time, Io)>,
     remapped: bool,
+    /// Replay start (a `read_iolog` job that waited for others starts later).
+    base: Time,
 }
 
 impl TraceSource {
@@ -149,6 +174,21 @@ impl TraceSource {
                 option: None,
                 message: e.message.clone(),
             })?;
+            if r.op == Op::Flush {
+                if !self.spec.filter.keep(&r) {
+                    continue;
+                }
+                let t = match self.spec.replay {
+                    Replay::Open { speed } => Time::from_secs_f64(
+                        r.time
+                            .saturating_sub(self.spec.filter.start.unwrap_or(Time::ZERO))
+                            .as_secs_f64()
+                            / speed,
+                    ),
+                    Replay::Closed { .. } => Time::ZERO,
+                };
+                return Ok(Some((t, Io::FLUSH)));
+            }
             if !self.spec.filter.keep(&r) {
                 if self.spec.filter.end.is_some_and(|e| r.time >= e) {
                     return Ok(None);
@@ -191,7 +231,65 @@ struct HostQueue {
     depth: u32,
     outstanding: u32,
     cpu: FifoServer,
+    /// The source has no more I/O.
     done: bool,
+    /// Done and every I/O completed (the job clone has ended).
+    finished: bool,
+    /// Index of the job in the workload (`usize::MAX` for a `--trace` replay).
+    job: usize,
+    /// Waiting for other jobs to end (`stonewall`, `wait_for`).
+    waiting: bool,
+    /// Rate caps and think time, if the job has any.
+    pacer: Option<Box<Pacer>>,
+    /// An I/O drawn but not yet due under the rate cap, with its due time.
+    held: Option<(Time, Io)>,
+    /// A `HostWake` event is scheduled.
+    wake_pending: bool,
+    /// Think time is due: submit nothing until the queue drains.
+    quiesce: bool,
+    /// Idling in think time until a `ThinkEnd` event.
+    sleeping: bool,
+    /// I/Os submitted from this time on are measured (after the ramp).
+    measure_from: Time,
+}
+
+impl HostQueue {
+    fn new(gen: Source, depth: u32, job: usize, pacer: Option<Box<Pacer>>) -> HostQueue {
+        HostQueue {
+            gen,
+            depth,
+            outstanding: 0,
+            cpu: FifoServer::default(),
+            done: false,
+            finished: false,
+            job,
+            waiting: false,
+            pacer,
+            held: None,
+            wake_pending: false,
+            quiesce: false,
+            sleeping: false,
+            measure_from: Time::ZERO,
+        }
+    }
+
+    fn open_trace(&self) -> bool {
+        matches!(&self.gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }))
+    }
+}
+
+/// Ordering state of one job of the workload (`stonewall`, `wait_for`).
+struct JobRun {
+    /// Jobs this one still waits for.
+    waits_on: u32,
+    /// Jobs waiting for this one.
+    dependents: Vec<usize>,
+    /// Its host queues.
+    queues: std::ops::Range<u32>,
+    /// Clones not yet ended.
+    live: u32,
+    /// Ramp time (counted from the job's start).
+    ramp: Time,
 }
 
 struct GcJob {
@@ -274,6 +372,9 @@ pub struct Drive {
     cmds: Vec<Cmd>,
     free_cmds: Vec<u32>,
     hosts: Vec<HostQueue>,
+    jobs: Vec<JobRun>,
+    /// NVMe Flush commands waiting for the write buffer: (barrier, command).
+    flushes: VecDeque<(u32, u32)>,
     active_hosts: usize,
     /// Program transactions the dies can still take (PROGRAMS_PER_DIE each, minus queued or running).
     program_room: u32,
@@ -294,6 +395,10 @@ pub struct Drive {
     pub read: DirStats,
     /// Writes measured.
     pub write: DirStats,
+    /// Trims (deallocate) measured.
+    pub trim: DirStats,
+    /// Flushes measured.
+    pub flush: DirStats,
     /// Completed I/Os (all, including ramp).
     pub ios_done: u64,
     ios_total: Option<u64>,
@@ -318,6 +423,28 @@ pub struct Drive {
     pub seed: u64,
     /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
     pub precondition_info: (Precondition, f64, f64),
+}
+
+/// A streaming trace reader for `ts` on a drive of `capacity` bytes.
+fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimError> {
+    let reader = TraceReader::open(&ts.path, ts.format).map_err(|e| {
+        SimError::Workload(WorkloadError {
+            file: e.file.clone(),
+            line: e.line,
+            option: None,
+            message: e.message.clone(),
+        })
+    })?;
+    Ok(Source::Trace(Box::new(TraceSource {
+        reader,
+        spec: ts.clone(),
+        capacity,
+        unit,
+        overflow: VecDeque::new(),
+        next: None,
+        remapped: false,
+        base: Time::ZERO,
+    })))
 }
 
 #[cold]
@@ -384,6 +511,8 @@ impl Drive {
         let mut ios_total = Some(0u64);
         let mut deadline: Option<Time> = None;
         let mut ramp_end = Time::ZERO;
+        let mut jobs: Vec<JobRun> = Vec::new();
+        let mut est_end: Vec<Time> = Vec::new();
         for (ji, job) in workload.jobs.iter().enumerate() {
             if job.iodepth > dev.nvme.max_queue_depth - 1 {
                 return Err(SimError::Workload(WorkloadError {
@@ -393,7 +522,10 @@ impl Drive {
                     message: format!("job '{}': iodepth {} exceeds the device's queue size ({} entries hold {} commands)", job.name, job.iodepth, dev.nvme.max_queue_depth, dev.nvme.max_queue_depth - 1),
                 }));
             }
-            if job.rw.read_pct < 100 && job.bs > dev.cache.write_buffer.0 {
+            if job.rw.read_pct < 100
+                && job.trim != crate::workload::TrimMode::Only
+                && job.bs > dev.cache.write_buffer.0
+            {
                 return Err(SimError::Workload(WorkloadError {
                     file: workload_file.into(),
                     line: 0,
@@ -404,23 +536,87 @@ impl Drive {
                     ),
                 }));
             }
+            let first = hosts.len() as u32;
             for clone in 0..job.numjobs {
                 let js = seed.wrapping_add((ji as u64) << 20);
-                let gen = JobGen::new(job, clone, js, lpns, unit_bytes, workload_file)
-                    .map_err(SimError::Workload)?;
-                hosts.push(HostQueue {
-                    gen: Source::Job(gen),
-                    depth: job.iodepth,
-                    outstanding: 0,
-                    cpu: FifoServer::default(),
-                    done: false,
-                });
+                let pacer = Pacer::new(job, js.wrapping_add(clone as u64)).map(Box::new);
+                let (gen, depth) = match &job.read_iolog {
+                    Some(ts) => {
+                        let src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
+                        let depth = match ts.replay {
+                            Replay::Closed { iodepth } => iodepth,
+                            Replay::Open { .. } => {
+                                if pacer.is_some() {
+                                    return Err(SimError::Workload(WorkloadError {
+                                        file: workload_file.into(),
+                                        line: 0,
+                                        option: Some("read_iolog".into()),
+                                        message: format!("job '{}': rate caps and think time cannot apply to a timed iolog replay; add replay_no_stall=1 to replay it as fast as iodepth allows", job.name),
+                                    }));
+                                }
+                                0
+                            }
+                        };
+                        (src, depth)
+                    }
+                    None => (
+                        Source::Job(
+                            JobGen::new(job, clone, js, lpns, unit_bytes, workload_file)
+                                .map_err(SimError::Workload)?,
+                        ),
+                        job.iodepth,
+                    ),
+                };
+                hosts.push(HostQueue::new(gen, depth, ji, pacer));
             }
-            ramp_end = ramp_end.max(job.ramp_time);
+            let mut waits: Vec<usize> = if job.stonewall {
+                (0..ji).collect()
+            } else {
+                Vec::new()
+            };
+            if let Some(name) = &job.wait_for {
+                match workload.jobs[..ji].iter().position(|j| &j.name == name) {
+                    Some(w) if !waits.contains(&w) => waits.push(w),
+                    Some(_) => {}
+                    None => {
+                        return Err(SimError::Workload(WorkloadError {
+                            file: workload_file.into(),
+                            line: 0,
+                            option: Some("wait_for".into()),
+                            message: format!(
+                                "job '{}' waits for '{name}', which is not a job defined before it",
+                                job.name
+                            ),
+                        }))
+                    }
+                }
+            }
+            for &w in &waits {
+                jobs[w].dependents.push(ji);
+            }
+            // Progress estimate only: when the job would end if every job ran its runtime.
+            let begin = waits
+                .iter()
+                .map(|&w| est_end[w])
+                .fold(Time::ZERO, Time::max);
+            est_end.push(begin + job.ramp_time + job.runtime.unwrap_or(Time::ZERO));
+            jobs.push(JobRun {
+                waits_on: waits.len() as u32,
+                dependents: Vec::new(),
+                queues: first..hosts.len() as u32,
+                live: job.numjobs,
+                ramp: job.ramp_time,
+            });
+            if job.read_iolog.is_some() {
+                ios_total = None;
+            }
+            if waits.is_empty() {
+                ramp_end = ramp_end.max(job.ramp_time);
+            }
             match (job.time_based, job.runtime) {
-                (true, Some(r)) => {
+                (true, Some(_)) => {
                     ios_total = None;
-                    deadline = Some(deadline.unwrap_or(Time::ZERO).max(job.ramp_time + r));
+                    deadline = Some(deadline.unwrap_or(Time::ZERO).max(est_end[ji]));
                 }
                 _ => {
                     let by_bytes = job.io_size.or(job.size).map(|b| b.div_ceil(job.bs));
@@ -438,8 +634,8 @@ impl Drive {
                             }
                         }
                     }
-                    if let Some(r) = job.runtime {
-                        deadline = Some(deadline.unwrap_or(Time::ZERO).max(job.ramp_time + r));
+                    if job.runtime.is_some() {
+                        deadline = Some(deadline.unwrap_or(Time::ZERO).max(est_end[ji]));
                     }
                 }
             }
@@ -454,14 +650,7 @@ impl Drive {
                     message: m,
                 })
             };
-            let reader = TraceReader::open(&ts.path, ts.format).map_err(|e| {
-                SimError::Workload(WorkloadError {
-                    file: e.file.clone(),
-                    line: e.line,
-                    option: None,
-                    message: e.message.clone(),
-                })
-            })?;
+            let src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
             let depth = match ts.replay {
                 Replay::Closed { iodepth } => iodepth,
                 Replay::Open { speed } => {
@@ -480,21 +669,7 @@ impl Drive {
                 )));
             }
             trace_remap_note = Some(ts.remap);
-            hosts.push(HostQueue {
-                gen: Source::Trace(Box::new(TraceSource {
-                    reader,
-                    spec: ts.clone(),
-                    capacity: lpns * unit_bytes,
-                    unit: unit_bytes,
-                    overflow: VecDeque::new(),
-                    next: None,
-                    remapped: false,
-                })),
-                depth,
-                outstanding: 0,
-                cpu: FifoServer::default(),
-                done: false,
-            });
+            hosts.push(HostQueue::new(src, depth, usize::MAX, None));
             ios_total = None;
         }
         let _ = trace_remap_note;
@@ -569,6 +744,8 @@ impl Drive {
             active_hosts: hosts.len(),
             program_room: dev.nand.total_dies() * PROGRAMS_PER_DIE as u32,
             hosts,
+            jobs,
+            flushes: VecDeque::new(),
             progs: Vec::new(),
             free_progs: Vec::new(),
             wait_buffer: VecDeque::new(),
@@ -580,6 +757,8 @@ impl Drive {
             job_stats: None,
             read: DirStats::default(),
             write: DirStats::default(),
+            trim: DirStats::default(),
+            flush: DirStats::default(),
             ios_done: 0,
             ios_total,
             deadline,
@@ -592,6 +771,15 @@ impl Drive {
             dev,
         };
         d.ramp_snapshot = d.snapshot();
+        for q in 0..d.hosts.len() {
+            let j = d.hosts[q].job;
+            if j != usize::MAX && d.jobs[j].waits_on > 0 {
+                d.hosts[q].waiting = true;
+            } else {
+                // Jobs that start at once are measured from the latest of their ramps.
+                d.hosts[q].measure_from = d.ramp_end;
+            }
+        }
         Ok(d)
     }
 
@@ -712,14 +900,7 @@ impl Drive {
         stop: &dyn Fn() -> bool,
     ) -> Result<(), SimError> {
         for q in 0..self.hosts.len() as u32 {
-            if matches!(&self.hosts[q as usize].gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }))
-            {
-                self.trace_schedule_next(q)?;
-                continue;
-            }
-            for _ in 0..self.hosts[q as usize].depth {
-                self.host_submit(q, Time::ZERO);
-            }
+            self.start_queue(q, Time::ZERO)?;
         }
         if self.ramp_end > Time::ZERO {
             self.q.at(self.ramp_end, Event::RampEnd);
@@ -811,6 +992,14 @@ impl Drive {
                     self.failure = Some(e);
                 }
             }
+            Event::HostWake { q } => {
+                self.hosts[q as usize].wake_pending = false;
+                self.fill(q, now);
+            }
+            Event::ThinkEnd { q } => {
+                self.hosts[q as usize].sleeping = false;
+                self.fill(q, now);
+            }
             Event::RampEnd => {
                 self.ramp_snapshot = self.snapshot();
                 if self.ledger.is_some() {
@@ -820,27 +1009,125 @@ impl Drive {
         }
     }
 
-    fn host_submit(&mut self, q: u32, at: Time) {
+    /// Start queue `q` at `at` (time zero, or when the jobs it waits for end).
+    fn start_queue(&mut self, q: u32, at: Time) -> Result<(), SimError> {
         let h = &mut self.hosts[q as usize];
-        if h.done {
+        if h.waiting {
+            return Ok(());
+        }
+        if let Some(p) = h.pacer.as_mut() {
+            p.start_at(at);
+        }
+        match &mut h.gen {
+            Source::Job(g) => g.start_at(at),
+            Source::Trace(t) => t.base = at,
+        }
+        if h.open_trace() {
+            return self.trace_schedule_next(q);
+        }
+        self.fill(q, at);
+        Ok(())
+    }
+
+    /// Submit I/Os on queue `q` at `at` while it has room, its I/O is due
+    /// (rate caps) and it is not thinking.
+    fn fill(&mut self, q: u32, at: Time) {
+        loop {
+            let h = &mut self.hosts[q as usize];
+            if h.done || h.waiting || h.sleeping {
+                return;
+            }
+            if h.quiesce {
+                // fio quiesces before thinking: wait for the queue to drain.
+                if h.outstanding == 0 {
+                    h.quiesce = false;
+                    h.sleeping = true;
+                    let wake = at + h.pacer.as_ref().map_or(Time::ZERO, |p| p.think_time());
+                    if let Some(p) = h.pacer.as_mut() {
+                        p.think(wake);
+                    }
+                    self.q.at(wake, Event::ThinkEnd { q });
+                }
+                return;
+            }
+            if h.outstanding >= h.depth {
+                return;
+            }
+            let (due, io) = match h.held.take() {
+                Some(x) => x,
+                None => {
+                    let next = match &mut h.gen {
+                        Source::Job(g) => g.next_io(at),
+                        Source::Trace(t) => match t.pull() {
+                            Ok(x) => x.map(|(_, io)| io),
+                            Err(e) => {
+                                self.failure = Some(SimError::Workload(e));
+                                None
+                            }
+                        },
+                    };
+                    let Some(io) = next else {
+                        h.done = true;
+                        self.active_hosts -= 1;
+                        self.check_finished(q, at);
+                        return;
+                    };
+                    let due = match h.pacer.as_mut() {
+                        Some(p) => p.due(io.op, io.nlpn as u64 * self.unit_bytes),
+                        None => Time::ZERO,
+                    };
+                    (due, io)
+                }
+            };
+            if due > at {
+                h.held = Some((due, io));
+                if !h.wake_pending {
+                    h.wake_pending = true;
+                    self.q.at(due, Event::HostWake { q });
+                }
+                return;
+            }
+            if h.pacer.as_mut().is_some_and(|p| p.on_issue(at)) {
+                h.quiesce = true;
+            }
+            self.submit_io(q, at, io);
+        }
+    }
+
+    /// If queue `q`'s job clone has ended, account for it; when its whole
+    /// job has ended, start the jobs that were waiting for it.
+    fn check_finished(&mut self, q: u32, at: Time) {
+        let h = &mut self.hosts[q as usize];
+        if h.finished || !h.done || h.outstanding > 0 {
             return;
         }
-        let next = match &mut h.gen {
-            Source::Job(g) => g.next_io(at),
-            Source::Trace(t) => match t.pull() {
-                Ok(x) => x.map(|(_, io)| io),
-                Err(e) => {
-                    self.failure = Some(SimError::Workload(e));
-                    None
-                }
-            },
-        };
-        let Some(io) = next else {
-            h.done = true;
-            self.active_hosts -= 1;
+        if let Source::Trace(t) = &h.gen {
+            if !t.overflow.is_empty() {
+                return;
+            }
+        }
+        h.finished = true;
+        let j = h.job;
+        if j == usize::MAX {
             return;
-        };
-        self.submit_io(q, at, io);
+        }
+        self.jobs[j].live -= 1;
+        if self.jobs[j].live > 0 {
+            return;
+        }
+        for k in std::mem::take(&mut self.jobs[j].dependents) {
+            self.jobs[k].waits_on -= 1;
+            if self.jobs[k].waits_on == 0 {
+                let ramp = self.jobs[k].ramp;
+                for qq in self.jobs[k].queues.clone() {
+                    self.hosts[qq as usize].waiting = false;
+                    self.hosts[qq as usize].measure_from = at + ramp;
+                    if let Err(e) = self.start_queue(qq, at) {
+                        self.failure = Some(e);
+                    }
+                }
+            }
+        }
     }
 
     /// Put one I/O generated at `at` on queue `q`'s submission queue and ring its doorbell.
@@ -852,11 +1139,12 @@ impl Drive {
             js[q as usize].submitted(h.outstanding);
         }
         h.outstanding += 1;
-        // Measured only after every job's ramp: the window starts at the latest ramp end.
-        let measured = at >= self.ramp_end;
+        // Jobs that start together are measured after the latest of their
+        // ramps; a job that waited for others, after its own.
+        let measured = at >= h.measure_from;
         let c = Cmd {
             q,
-            write: io.is_write(),
+            op: io.op,
             lpn: io.lpn,
             nlpn: io.nlpn,
             submit: at,
@@ -903,12 +1191,13 @@ impl Drive {
         match t.pull().map_err(SimError::Workload)? {
             Some((at, io)) => {
                 t.next = Some((at, io));
-                self.q.at(at.max(now), Event::TraceArrival { q });
+                self.q.at((t.base + at).max(now), Event::TraceArrival { q });
             }
             None => {
                 if !h.done {
                     h.done = true;
                     self.active_hosts -= 1;
+                    self.check_finished(q, now);
                 }
             }
         }
@@ -965,12 +1254,18 @@ impl Drive {
 
     fn process(&mut self, now: Time, cmd: u32) {
         let c = self.cmds[cmd as usize];
+        match c.op {
+            Op::Trim => return self.deallocate(now, cmd),
+            Op::Flush => return self.flush_cmd(now, cmd),
+            Op::Read | Op::Write => {}
+        }
+        let write = c.op == Op::Write;
         if self.ramdisk {
             // RAM disk: the data lives in controller DRAM.
             let b = c.nlpn as u64 * self.unit_bytes;
             self.act.dram_bytes += b;
             let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
-            let done = if c.write {
+            let done = if write {
                 let arrive = self.link.device_read(now, b);
                 self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency
             } else {
@@ -981,7 +1276,7 @@ impl Drive {
             self.q.at(done, Event::ReadDma { cmd });
             return;
         }
-        if c.write {
+        if write {
             for l in c.lpn..c.lpn + c.nlpn {
                 self.ftl.prefetch_overwrite(Lpn(l));
             }
@@ -1057,6 +1352,50 @@ impl Drive {
         }
     }
 
+    /// Dataset Management (deallocate): unmap the range and drop any
+    /// buffered copy; no data moves. The mapping updates are the firmware's
+    /// per-page work already charged by the front stages.
+    fn deallocate(&mut self, now: Time, cmd: u32) {
+        let c = self.cmds[cmd as usize];
+        if !self.ramdisk {
+            for l in c.lpn..c.lpn + c.nlpn {
+                self.ftl.trim(Lpn(l));
+                self.cache.drop_lpn(l);
+            }
+            // Dropped buffer entries may have been all a pending flush waited for.
+            self.complete_flushes(now);
+        }
+        self.complete(now, cmd);
+    }
+
+    /// NVMe Flush: done once every write acknowledged before it is on flash.
+    /// With power-loss protection (or a RAM disk) the buffer already counts
+    /// as non-volatile and the flush completes at once; otherwise the buffer
+    /// writes out what it holds, padding partial program units.
+    fn flush_cmd(&mut self, now: Time, cmd: u32) {
+        if self.ramdisk || self.dev.cache.power_loss_protection {
+            return self.complete(now, cmd);
+        }
+        match self.cache.flush_barrier() {
+            None => self.complete(now, cmd),
+            Some(barrier) => {
+                self.flushes.push_back((barrier, cmd));
+                self.try_flush(now);
+            }
+        }
+    }
+
+    /// Complete the flushes whose data is now all on flash (in order).
+    fn complete_flushes(&mut self, now: Time) {
+        while let Some(&(barrier, cmd)) = self.flushes.front() {
+            if !self.cache.flushed(barrier) {
+                return;
+            }
+            self.flushes.pop_front();
+            self.complete(now, cmd);
+        }
+    }
+
     fn part_done(&mut self, now: Time, cmd: u32) {
         let c = &mut self.cmds[cmd as usize];
         c.pending -= 1;
@@ -1106,28 +1445,40 @@ impl Drive {
         let lat = end - c.submit;
         if c.measured {
             let bytes = c.nlpn as u64 * self.unit_bytes;
-            if c.write {
-                self.write.record(lat, bytes);
-            } else {
-                self.read.record(lat, bytes);
+            match c.op {
+                Op::Read => self.read.record(lat, bytes),
+                Op::Write => self.write.record(lat, bytes),
+                Op::Trim => self.trim.record(lat, bytes),
+                Op::Flush => self.flush.record(lat, 0),
             }
             if let Some(s) = self.sampler.as_mut() {
-                s.record(end.saturating_sub(self.ramp_end), c.write, lat, bytes);
+                if matches!(c.op, Op::Read | Op::Write) {
+                    s.record(
+                        end.saturating_sub(self.ramp_end),
+                        c.op == Op::Write,
+                        lat,
+                        bytes,
+                    );
+                }
             }
             if let Some(js) = self.job_stats.as_mut() {
                 js[c.q as usize].completed(
-                    c.write,
+                    c.op,
                     bytes,
                     c.issued - c.submit,
                     end - c.issued,
-                    end.saturating_sub(self.ramp_end),
+                    (
+                        c.submit,
+                        end,
+                        end.saturating_sub(self.hosts[c.q as usize].measure_from),
+                    ),
                 );
             }
             if end > self.last_completion {
                 self.last_completion = end;
             }
         }
-        if !c.write && self.dev.cache.read_cache.0 > 0 {
+        if c.op == Op::Read && self.dev.cache.read_cache.0 > 0 {
             for l in c.lpn..c.lpn + c.nlpn {
                 if matches!(self.ftl.lookup(Lpn(l)), Mapping::Flash(_)) {
                     self.cache.insert_clean(l);
@@ -1138,8 +1489,7 @@ impl Drive {
         self.outstanding -= 1;
         self.hosts[c.q as usize].outstanding -= 1;
         self.free_cmds.push(cmd);
-        let open_trace = matches!(&self.hosts[c.q as usize].gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }));
-        if open_trace {
+        if self.hosts[c.q as usize].open_trace() {
             // Open loop: the next request does not wait for this one, but a held one may go now.
             let held = match &mut self.hosts[c.q as usize].gen {
                 Source::Trace(t) => t.overflow.pop_front(),
@@ -1153,8 +1503,13 @@ impl Drive {
                 }
             }
         } else {
-            self.host_submit(c.q, end);
+            let h = &mut self.hosts[c.q as usize];
+            if h.pacer.as_mut().is_some_and(|p| p.on_complete(end)) {
+                h.quiesce = true;
+            }
+            self.fill(c.q, end);
         }
+        self.check_finished(c.q, end);
         if self.dev.ftl.gc_background {
             // Background GC: collect ahead (down to threshold + margin) on
             // units whose die has no host reads or programs waiting.
@@ -1190,7 +1545,9 @@ impl Drive {
                 }
             }
         }
-        while self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp
+        // A pending flush writes out partial program units too (padded).
+        let force = !self.flushes.is_empty();
+        while (force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
             && self.cache.dirty_host() > 0
         {
             let n = self.ftl.stripe().len();
@@ -1198,7 +1555,7 @@ impl Drive {
             for i in 0..n {
                 let pos = (*self.ftl.stripe_cursor() + i) % n;
                 let u = self.ftl.stripe()[pos];
-                if self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp
+                if (force || self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp)
                     && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
                         < PROGRAMS_PER_DIE
                     && self.ftl.can_allocate(u, true)
@@ -1387,6 +1744,9 @@ impl Drive {
                 }
                 self.progs[pid as usize] = (lpns, gc);
                 self.free_progs.push(pid);
+                if !self.flushes.is_empty() {
+                    self.complete_flushes(now);
+                }
                 while let Some(&c) = self.wait_buffer.front() {
                     if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
                         self.wait_buffer.pop_front();

@@ -10,7 +10,7 @@
 
 use crate::report::Report;
 use crate::units::Time;
-use crate::workload::{JobSpec, Workload};
+use crate::workload::{JobSpec, Op, Workload};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 
@@ -119,9 +119,12 @@ pub struct JobStats {
     pub name: String,
     /// The job's options as fio would list them.
     pub spec: Option<JobSpec>,
-    dirs: [JobDir; 2],
+    /// Read, write, trim, sync (flush).
+    dirs: [JobDir; 4],
     /// Submissions at each queue depth bucket 1, 2, 4, 8, 16, 32, >=64.
     depth: [u64; 7],
+    /// First measured submission and last measured completion (the job's runtime).
+    span: Option<(Time, Time)>,
 }
 
 impl JobStats {
@@ -130,8 +133,9 @@ impl JobStats {
         JobStats {
             name: name.into(),
             spec,
-            dirs: [JobDir::default(), JobDir::default()],
+            dirs: Default::default(),
             depth: [0; 7],
+            span: None,
         }
     }
 
@@ -151,10 +155,22 @@ impl JobStats {
         self.depth[i] += 1;
     }
 
-    /// Record a measured completion: `since` after the measured window's start.
+    /// Record a measured completion of an I/O submitted at `submit` and
+    /// completed at `end`, `since` after the job's measured window started.
     #[inline]
-    pub fn completed(&mut self, write: bool, bytes: u64, slat: Time, clat: Time, since: Time) {
-        let d = &mut self.dirs[write as usize];
+    pub fn completed(
+        &mut self,
+        op: Op,
+        bytes: u64,
+        slat: Time,
+        clat: Time,
+        (submit, end, since): (Time, Time, Time),
+    ) {
+        self.span = Some(match self.span {
+            None => (submit, end),
+            Some((a, b)) => (a.min(submit), b.max(end)),
+        });
+        let d = &mut self.dirs[op as usize];
         d.ios += 1;
         d.bytes += bytes;
         let (s, c) = (slat.as_ns(), clat.as_ns());
@@ -173,7 +189,11 @@ impl JobStats {
 
     /// Fold another job's statistics into this one (`group_reporting`).
     pub fn merge(&mut self, o: &JobStats) {
-        for k in 0..2 {
+        self.span = match (self.span, o.span) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
+        for k in 0..4 {
             let (a, b) = (&mut self.dirs[k], &o.dirs[k]);
             a.ios += b.ios;
             a.bytes += b.bytes;
@@ -284,10 +304,6 @@ fn dir_json(d: &JobDir, runtime_s: f64, full_windows: usize) -> Value {
     })
 }
 
-fn empty_dir() -> JobDir {
-    JobDir::default()
-}
-
 fn bucket_map(
     h: &Histogram<u32>,
     total: u64,
@@ -385,27 +401,61 @@ pub fn group_reporting(w: &Workload) -> bool {
     w.ignored.iter().any(|i| i.option == "group_reporting")
 }
 
-/// The jobs as fio reports them: one entry per clone, or one per group with `group_reporting`.
+impl JobStats {
+    /// First measured submission and last measured completion, if any.
+    pub fn span(&self) -> Option<(Time, Time)> {
+        self.span
+    }
+
+    /// Measured I/Os of one kind.
+    pub fn ios(&self, op: Op) -> u64 {
+        self.dirs[op as usize].ios
+    }
+
+    /// Mean completion latency (submission to completion) of one kind, in ns.
+    pub fn mean_lat_ns(&self, op: Op) -> f64 {
+        self.dirs[op as usize].lat.mean()
+    }
+
+    /// Reporting group (`new_group`, `stonewall`).
+    pub fn group(&self) -> u32 {
+        self.spec.as_ref().map_or(0, |s| s.group)
+    }
+
+    /// The job's runtime: first measured submission to last measured
+    /// completion, or `whole` (the run's) if it measured nothing.
+    pub fn runtime_s(&self, whole: f64) -> f64 {
+        self.span.map_or(whole, |(a, b)| (b - a).as_secs_f64())
+    }
+}
+
+/// The jobs as fio reports them: one entry per clone, or, with
+/// `group_reporting`, one per reporting group (named after its first job).
 pub fn reported_jobs(jobs: &[JobStats], group: bool) -> Vec<JobStats> {
     if !group || jobs.is_empty() {
         return jobs.to_vec();
     }
-    let mut all = jobs[0].clone();
-    for j in &jobs[1..] {
-        all.merge(j);
+    let mut out: Vec<JobStats> = Vec::new();
+    for j in jobs {
+        match out.iter_mut().find(|o| o.group() == j.group()) {
+            Some(o) => o.merge(j),
+            None => out.push(j.clone()),
+        }
     }
-    vec![all]
+    out
 }
 
 /// `fio --output-format=json` layout.
 pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_s: u64) -> Value {
-    let runtime_s = report.sim_time_ns / 1e9;
-    let full_windows = (report.sim_time_ns / SAMPLE_WINDOW.as_ns_f64()).floor() as usize;
     let mut out = Vec::new();
     for j in reported_jobs(jobs, group) {
-        let total: u64 = j.dirs[0].ios + j.dirs[1].ios;
+        let runtime_s = j.runtime_s(report.sim_time_ns / 1e9);
+        let full_windows = (runtime_s / SAMPLE_WINDOW.as_secs_f64()).floor() as usize;
+        let total: u64 = j.dirs[..3].iter().map(|d| d.ios).sum();
         let mut lat_all = j.dirs[0].lat_hist.clone();
         let _ = lat_all.add(&j.dirs[1].lat_hist);
+        let _ = lat_all.add(&j.dirs[2].lat_hist);
+        let sync = &j.dirs[3];
         let depth_total: u64 = j.depth.iter().sum();
         let dp = |i: usize| {
             if depth_total == 0 {
@@ -416,15 +466,15 @@ pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_
         };
         out.push(json!({
             "jobname": j.name,
-            "groupid": 0,
+            "groupid": j.group(),
             "error": 0,
             "eta": 0,
             "elapsed": runtime_s.ceil() as u64,
             "job options": j.spec.as_ref().map(job_options).unwrap_or_else(|| json!({})),
             "read": dir_json(&j.dirs[0], runtime_s, full_windows),
             "write": dir_json(&j.dirs[1], runtime_s, full_windows),
-            "trim": dir_json(&empty_dir(), runtime_s, full_windows),
-            "sync": {"total_ios": 0, "lat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}},
+            "trim": dir_json(&j.dirs[2], runtime_s, full_windows),
+            "sync": {"total_ios": sync.ios, "lat_ns": sync.lat.json()},
             "job_runtime": (runtime_s * 1e3).round() as u64,
             "usr_cpu": 0.0,
             "sys_cpu": 0.0,
@@ -457,16 +507,21 @@ pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_
 /// fio's normal text output, abridged: one block per job.
 pub fn to_text(report: &Report, jobs: &[JobStats], group: bool) -> String {
     use std::fmt::Write as _;
-    let runtime_s = report.sim_time_ns / 1e9;
     let mut s = String::new();
     for j in reported_jobs(jobs, group) {
+        let runtime_s = j.runtime_s(report.sim_time_ns / 1e9);
         let _ = writeln!(
             s,
-            "{}: (groupid=0, jobs={}): err= 0: pid=0",
+            "{}: (groupid={}, jobs={}): err= 0: pid=0",
             j.name,
-            if group { jobs.len() } else { 1 }
+            j.group(),
+            if group {
+                jobs.iter().filter(|o| o.group() == j.group()).count()
+            } else {
+                1
+            }
         );
-        for (k, name) in [(0, "read"), (1, "write")] {
+        for (k, name) in [(0, "read"), (1, "write"), (2, "trim")] {
             let d = &j.dirs[k];
             if d.ios == 0 {
                 continue;

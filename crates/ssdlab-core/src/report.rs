@@ -157,6 +157,10 @@ pub struct Report {
     pub read: Direction,
     /// Writes.
     pub write: Direction,
+    /// Trims (NVMe Dataset Management, deallocate); bytes are the ranges trimmed.
+    pub trim: Direction,
+    /// NVMe Flush commands (no bytes).
+    pub flush: Direction,
     /// Write amplification (flash programmed / host written) in the window.
     pub waf: f64,
     /// GC.
@@ -384,6 +388,8 @@ impl Report {
             events: d.events,
             read: dir(&d.read, secs),
             write: dir(&d.write, secs),
+            trim: dir(&d.trim, secs),
+            flush: dir(&d.flush, secs),
             waf: if waf.is_finite() { waf } else { 0.0 },
             gc: Gc {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
@@ -472,7 +478,12 @@ impl Report {
             self.wall_time_s,
             self.sim_ios_per_wall_s / 1e6
         );
-        for (name, d) in [("read", &self.read), ("write", &self.write)] {
+        for (name, d) in [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("trim", &self.trim),
+            ("flush", &self.flush),
+        ] {
             if d.ios == 0 {
                 continue;
             }

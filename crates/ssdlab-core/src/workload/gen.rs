@@ -26,7 +26,9 @@
 //! self-similar ("h/1-h") distribution's CDF; normal ranks use Box-Muller
 //! around the middle rank, redrawn when they fall outside the region.
 
-use super::{BlockSize, Distribution, JobSpec, LocalitySpec, Op, Sequencer, WorkloadError};
+use super::{
+    BlockSize, Distribution, JobSpec, LocalitySpec, Op, Sequencer, TrimMode, WorkloadError,
+};
 use crate::units::Time;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -43,6 +45,13 @@ pub struct Io {
 }
 
 impl Io {
+    /// An NVMe Flush.
+    pub const FLUSH: Io = Io {
+        op: Op::Flush,
+        lpn: 0,
+        nlpn: 0,
+    };
+
     /// A write?
     #[inline]
     pub fn is_write(&self) -> bool {
@@ -348,6 +357,15 @@ pub struct JobGen {
     pub ramp_end: Time,
     /// Seed 001 locality model, if the job asks for one.
     locality: Option<Box<Locality>>,
+    /// Trim pattern: writes become trims (`Only`) or trim-then-write pairs.
+    trim: TrimMode,
+    /// The write of a trim-then-write pair, issued next.
+    pending: Option<Io>,
+    /// Flush after every this many writes (0 = never).
+    fsync: u32,
+    writes_since_flush: u32,
+    /// A final flush is still to be issued (`end_fsync`).
+    end_flush: bool,
 }
 
 /// Seed 001's locality patterns over `slots` aligned block positions.
@@ -461,7 +479,12 @@ impl JobGen {
             None => [BlockSize::Fixed(job.bs), BlockSize::Fixed(job.bs)],
         };
         let used = [job.rw.read_pct > 0, job.rw.read_pct < 100];
-        const DIR: [&str; 2] = ["read", "write"];
+        let dir_names: [&str; 2] = if job.trim == TrimMode::Only {
+            ["read", "trim"]
+        } else {
+            ["read", "write"]
+        };
+        let dir_names = &dir_names;
         for d in 0..2 {
             if !used[d] {
                 continue;
@@ -477,11 +500,11 @@ impl JobGen {
                     .find(|b| !b.is_multiple_of(unit) || *b == 0),
             };
             if let Some(b) = bad {
-                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", DIR[d])));
+                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", dir_names[d])));
             }
             if let Some(ba) = job.blockalign[d] {
                 if ba == 0 || !ba.is_multiple_of(unit) {
-                    return Err(err("blockalign", format!("{} alignment {ba} B is not a multiple of the drive's mapping unit ({unit} B)", DIR[d])));
+                    return Err(err("blockalign", format!("{} alignment {ba} B is not a multiple of the drive's mapping unit ({unit} B)", dir_names[d])));
                 }
             }
         }
@@ -574,7 +597,7 @@ impl JobGen {
                     "size",
                     format!(
                         "region of {size} B is smaller than one {} block of {} B",
-                        DIR[d],
+                        dir_names[d],
                         su.max() * unit
                     ),
                 ));
@@ -597,7 +620,7 @@ impl JobGen {
                     "random_distribution",
                     format!(
                         "{} zone {} covers no block of the region ({size} B in {slots} blocks of {} B)",
-                        DIR[d],
+                        dir_names[d],
                         i + 1,
                         ba * unit
                     ),
@@ -660,7 +683,7 @@ impl JobGen {
                             "random_distribution",
                             format!(
                                 "{} zones cover {total} B, more than the region ({size} B)",
-                                DIR[d]
+                                dir_names[d]
                             ),
                         ));
                     }
@@ -748,6 +771,11 @@ impl JobGen {
             issued_bytes: 0,
             deadline: job.runtime.map(|r| job.ramp_time + r),
             ramp_end: job.ramp_time,
+            trim: job.trim,
+            pending: None,
+            fsync: job.fsync,
+            writes_since_flush: 0,
+            end_flush: job.end_fsync,
         })
     }
 
@@ -795,24 +823,58 @@ impl JobGen {
         }
     }
 
+    /// The job starts at `t` (a `stonewall`/`wait_for` job starts when the
+    /// jobs it waits for end): its ramp and runtime count from there.
+    pub fn start_at(&mut self, t: Time) {
+        self.deadline = self.deadline.map(|d| d + t);
+        self.ramp_end = self.ramp_end + t;
+    }
+
     /// Next I/O at simulated time `now`, or None when the job is done.
     #[inline]
     pub fn next_io(&mut self, now: Time) -> Option<Io> {
-        if let Some(l) = self.ios_limit {
-            if self.issued >= l {
-                return None;
+        if let Some(io) = self.pending.take() {
+            self.count_write(io.op);
+            return Some(io);
+        }
+        if self.fsync > 0 && self.writes_since_flush >= self.fsync {
+            self.writes_since_flush = 0;
+            return Some(Io::FLUSH);
+        }
+        let done = self.ios_limit.is_some_and(|l| self.issued >= l)
+            || self.bytes_limit.is_some_and(|b| self.issued_bytes >= b)
+            || self.deadline.is_some_and(|d| now >= d);
+        if done {
+            if self.end_flush {
+                self.end_flush = false;
+                return Some(Io::FLUSH);
+            }
+            return None;
+        }
+        let io = self.next_rw();
+        match (io.op, self.trim) {
+            (Op::Write, TrimMode::Only) => Some(Io { op: Op::Trim, ..io }),
+            (Op::Write, TrimMode::TrimWrite) => {
+                self.pending = Some(io);
+                Some(Io { op: Op::Trim, ..io })
+            }
+            _ => {
+                self.count_write(io.op);
+                Some(io)
             }
         }
-        if let Some(b) = self.bytes_limit {
-            if self.issued_bytes >= b {
-                return None;
-            }
+    }
+
+    #[inline]
+    fn count_write(&mut self, op: Op) {
+        if op == Op::Write {
+            self.writes_since_flush += 1;
         }
-        if let Some(d) = self.deadline {
-            if now >= d {
-                return None;
-            }
-        }
+    }
+
+    /// Next read or write of the pattern.
+    #[inline]
+    fn next_rw(&mut self) -> Io {
         self.issued += 1;
         let write = match self.read_pct {
             100 => false,
@@ -864,11 +926,11 @@ impl JobGen {
         dir.last_off = off;
         dir.last_end = off + s;
         self.issued_bytes += s * self.unit;
-        Some(Io {
+        Io {
             op: if write { Op::Write } else { Op::Read },
             lpn: (self.start + off) as u32,
             nlpn: s as u32,
-        })
+        }
     }
 
     /// I/Os issued so far.
@@ -985,9 +1047,10 @@ mod tests {
 
     #[test]
     fn generator_stays_small() {
-        // The drive keeps generators in an enum beside a boxed trace source.
+        // The drive keeps generators in an enum beside a boxed trace source
+        // (208 B with the trim/flush state).
         assert!(
-            std::mem::size_of::<JobGen>() <= 200,
+            std::mem::size_of::<JobGen>() <= 224,
             "{}",
             std::mem::size_of::<JobGen>()
         );

@@ -5,6 +5,7 @@
 
 pub mod fio;
 pub mod gen;
+pub mod pacing;
 pub mod trace;
 
 use crate::units::Time;

@@ -1,0 +1,315 @@
+//! Host-side job behaviour through the timed drive: job ordering
+//! (`stonewall`, `wait_for`), rate caps, think time, trims (deallocate),
+//! flushes with and without power-loss protection, and iolog replay as a job.
+
+use ssdlab_core::config::{Device, DeviceFile};
+use ssdlab_core::units::Time;
+use ssdlab_core::workload::{
+    JobSpec, Op, RateProcess, Replay, RwPattern, TraceSpec, TrimMode, Workload,
+};
+use ssdlab_core::{simulate_quiet, simulate_with_jobs, Drive, Precondition, Report, RunSpec};
+
+/// A small SLC drive: 2 channels x 2 dies, 4 KiB pages, tR 25 us, tPROG 200 us.
+fn device(extra: &str) -> Device {
+    let text = format!(
+        r#"
+name = "host-test"
+[cache]
+write_buffer = "256KiB"
+{extra}
+[ftl]
+mapping_unit = "4KiB"
+over_provisioning = "25%"
+gc_threshold = 3
+gc_hard_threshold = 2
+[nand]
+channels = 2
+chips_per_channel = 2
+dies_per_chip = 1
+planes_per_die = 1
+blocks_per_plane = 64
+pages_per_block = 64
+page_size = "4KiB"
+cell = "slc"
+t_read = ["25us"]
+t_prog = ["200us"]
+t_erase = "2ms"
+bus_bandwidth = "400MB/s"
+"#
+    );
+    DeviceFile::from_toml_str(&text, "host-test")
+        .expect("valid toml")
+        .resolve("host-test")
+        .expect("valid device")
+}
+
+fn job(name: &str, random: bool, read_pct: u32, n: u64, qd: u32) -> JobSpec {
+    JobSpec {
+        name: name.into(),
+        rw: RwPattern { random, read_pct },
+        number_ios: Some(n),
+        iodepth: qd,
+        size: Some(32 << 20),
+        ..JobSpec::default()
+    }
+}
+
+fn run_jobs(
+    dev: Device,
+    jobs: Vec<JobSpec>,
+    pre: Precondition,
+) -> (Report, Vec<ssdlab_core::fio_output::JobStats>) {
+    let mut spec = RunSpec::new(
+        dev,
+        Workload {
+            jobs,
+            ..Workload::default()
+        },
+        "test",
+    );
+    spec.precondition = pre;
+    spec.job_stats = true;
+    let (r, js) = simulate_with_jobs(&spec, &mut |_| {}, &|| false).expect("runs");
+    (r, js.expect("job stats"))
+}
+
+#[test]
+fn stonewall_runs_phases_in_order() {
+    let a = job("writes", true, 0, 2000, 8);
+    let mut b = job("reads", true, 100, 2000, 8);
+    b.stonewall = true;
+    b.group = 1;
+    let (r, js) = run_jobs(device(""), vec![a.clone(), b.clone()], Precondition::Fill);
+    let (a0, a1) = js[0].span().expect("a ran");
+    let (b0, b1) = js[1].span().expect("b ran");
+    assert!(b0 >= a1, "reads start {b0:?} before the writes end {a1:?}");
+    assert!(a0 < a1 && b0 < b1);
+    assert_eq!(r.read.ios, 2000);
+    assert_eq!(r.write.ios, 2000);
+    // Without the stonewall they overlap.
+    b.stonewall = false;
+    let (_, js) = run_jobs(device(""), vec![a, b], Precondition::Fill);
+    let (_, a1) = js[0].span().expect("a ran");
+    let (b0, _) = js[1].span().expect("b ran");
+    assert!(b0 < a1);
+}
+
+#[test]
+fn wait_for_orders_only_the_named_job() {
+    let a = job("a", true, 100, 3000, 4);
+    let b = job("b", true, 100, 300, 4);
+    let mut c = job("c", true, 100, 300, 4);
+    c.wait_for = Some("b".into());
+    let (_, js) = run_jobs(device(""), vec![a, b, c], Precondition::Fill);
+    let (a0, a1) = js[0].span().expect("ran");
+    let (_, b1) = js[1].span().expect("ran");
+    let (c0, _) = js[2].span().expect("ran");
+    assert!(c0 >= b1, "c waits for b");
+    assert!(c0 < a1 && a0 < c0, "c does not wait for a");
+}
+
+#[test]
+fn rate_iops_and_rate_cap_throughput() {
+    // 1,000 I/Os per second, either as rate_iops or as 4,096,000 B/s of 4 KiB I/Os.
+    for (iops, bps) in [(Some(1000), None), (None, Some(4_096_000))] {
+        let mut j = job("capped", true, 100, 500, 8);
+        j.rate_iops[0] = iops;
+        j.rate[0] = bps;
+        let (r, _) = run_jobs(device(""), vec![j], Precondition::Fill);
+        // 500 I/Os due at 0, 1 ms, ..., 499 ms, each done one latency later.
+        assert!(
+            (r.read.iops / 1000.0 - 1.0).abs() < 0.01,
+            "iops {}",
+            r.read.iops
+        );
+        // Latency is the drive's own: nothing queues at 1,000 IOPS.
+        assert!(r.read.lat_ns.max < 200_000, "{}", r.read.lat_ns.max);
+    }
+}
+
+#[test]
+fn poisson_rate_has_the_same_mean_and_queues_more() {
+    let mut lin = job("linear", true, 100, 4000, 16);
+    lin.rate_iops[0] = Some(20_000);
+    let mut poi = lin.clone();
+    poi.rate_process = RateProcess::Poisson;
+    let (rl, _) = run_jobs(device(""), vec![lin], Precondition::Fill);
+    let (rp, _) = run_jobs(device(""), vec![poi], Precondition::Fill);
+    assert!(
+        (rl.read.iops / 20_000.0 - 1.0).abs() < 0.02,
+        "{}",
+        rl.read.iops
+    );
+    assert!(
+        (rp.read.iops / 20_000.0 - 1.0).abs() < 0.05,
+        "{}",
+        rp.read.iops
+    );
+    // Bursty arrivals queue behind each other: a longer tail.
+    assert!(rp.read.lat_ns.p99 > rl.read.lat_ns.p99);
+}
+
+#[test]
+fn thinktime_adds_idle_time_per_block() {
+    let plain = job("qd1", true, 100, 200, 1);
+    let mut think = plain.clone();
+    think.thinktime = Time::ms(1);
+    let (rp, _) = run_jobs(device(""), vec![plain], Precondition::Fill);
+    let (rt, _) = run_jobs(device(""), vec![think], Precondition::Fill);
+    // QD1: each I/O is followed by 1 ms of think time (the last one's ends the job
+    // before it is spent), so the run is 199 ms longer; latency is unchanged.
+    let extra = rt.sim_time_ns - rp.sim_time_ns;
+    assert!((extra / 199e6 - 1.0).abs() < 1e-3, "extra {extra} ns");
+    assert_eq!(rt.read.lat_ns.mean.round(), rp.read.lat_ns.mean.round());
+}
+
+#[test]
+fn thinktime_blocks_quiesce_the_queue() {
+    // QD8, think 500 us after every 8 issued I/Os: the queue drains each
+    // time, so the job alternates bursts of 8 I/Os with idle periods.
+    let mut j = job("bursts", true, 100, 800, 8);
+    j.thinktime = Time::us(500);
+    j.thinktime_blocks = 8;
+    j.thinktime_blocks_issue = true;
+    let (issue, _) = run_jobs(device(""), vec![j.clone()], Precondition::Fill);
+    // 100 bursts, 99 think times, each burst at least one read latency (25 us tR).
+    assert!(
+        issue.sim_time_ns > 99.0 * 500e3 + 100.0 * 25e3,
+        "{}",
+        issue.sim_time_ns
+    );
+    // Counting completions (fio's default), the queue keeps refilling until
+    // the 8th completion, then the 7 I/Os issued meanwhile drain: 15 I/Os
+    // per think time, so at least 52 think times but fewer than 99.
+    j.thinktime_blocks_issue = false;
+    let (complete, _) = run_jobs(device(""), vec![j], Precondition::Fill);
+    assert!(
+        complete.sim_time_ns > 52.0 * 500e3,
+        "{}",
+        complete.sim_time_ns
+    );
+    assert!(complete.sim_time_ns < issue.sim_time_ns);
+}
+
+#[test]
+fn trimmed_blocks_read_without_flash() {
+    let mut t = job("trim", false, 0, 1024, 4);
+    t.trim = TrimMode::Only;
+    t.size = Some(4 << 20);
+    let mut rd = job("read", false, 100, 1024, 4);
+    rd.size = Some(4 << 20);
+    rd.stonewall = true;
+    let (r, js) = run_jobs(device(""), vec![t, rd.clone()], Precondition::Fill);
+    assert_eq!(r.trim.ios, 1024);
+    assert_eq!(r.trim.bytes, 1024 * 4096);
+    assert_eq!(js[0].ios(Op::Trim), 1024);
+    // The 4 MiB region was filled, then trimmed: its reads return zeros from the controller.
+    assert_eq!(r.flash.reads, 0);
+    let (r2, _) = run_jobs(device(""), vec![rd], Precondition::Fill);
+    assert!(r2.flash.reads >= 1024);
+}
+
+#[test]
+fn trimwrite_trims_then_writes_each_block() {
+    let mut j = job("tw", false, 0, 256, 1);
+    j.trim = TrimMode::TrimWrite;
+    let (r, _) = run_jobs(device(""), vec![j], Precondition::Fill);
+    assert_eq!(r.trim.ios, 256);
+    assert_eq!(r.write.ios, 256);
+    assert_eq!(r.trim.bytes, r.write.bytes);
+}
+
+#[test]
+fn flush_waits_for_the_buffer_unless_power_loss_protected() {
+    // QD1 4 KiB writes with a flush after each: without PLP each flush
+    // programs the (padded) page: at least tPROG = 200 us.
+    let mut j = job("fsync", true, 0, 100, 1);
+    j.fsync = 1;
+    let (volatile, js) = run_jobs(device(""), vec![j.clone()], Precondition::Fill);
+    assert_eq!(volatile.flush.ios, 100);
+    assert_eq!(js[0].ios(Op::Flush), 100);
+    assert!(
+        volatile.flush.lat_ns.min >= 200_000,
+        "{}",
+        volatile.flush.lat_ns.min
+    );
+    // Padding: a page programmed per 4 KiB write, and the WAF shows it.
+    assert!(volatile.flash.programs >= 100);
+    let (plp, _) = run_jobs(
+        device("power_loss_protection = true"),
+        vec![j],
+        Precondition::Fill,
+    );
+    assert!(plp.flush.lat_ns.max < 50_000, "{}", plp.flush.lat_ns.max);
+    assert!(plp.flash.programs < volatile.flash.programs);
+}
+
+#[test]
+fn end_fsync_leaves_no_acknowledged_write_in_volatile_dram() {
+    for end_fsync in [false, true] {
+        let mut j = job("w", true, 0, 10, 1);
+        j.end_fsync = end_fsync;
+        let w = Workload {
+            jobs: vec![j],
+            ..Workload::default()
+        };
+        let mut d = Drive::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
+        d.run(&mut |_| {}, &|| false).expect("runs");
+        // 10 writes do not fill a program unit of the 4-die stripe... but a
+        // page is one 4 KiB slot here, so count what is still dirty.
+        let dirty = d.cache.dirty_host();
+        if end_fsync {
+            assert_eq!(dirty, 0);
+        }
+        assert_eq!(d.flush.ios, end_fsync as u64);
+    }
+}
+
+#[test]
+fn iolog_job_replays_then_next_phase_runs() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("replay.log");
+    let mut log = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    for i in 0..100u64 {
+        let op = if i % 2 == 0 { "read" } else { "write" };
+        log.push_str(&format!("{} /dev/x {op} {} 4096\n", i / 10, i * 8192));
+    }
+    log.push_str("100 /dev/x close\n");
+    std::fs::write(&path, log).expect("write log");
+    let mut replay = job("replay", false, 100, 1, 4);
+    replay.number_ios = None;
+    replay.read_iolog = Some(TraceSpec {
+        path: path.clone(),
+        format: None,
+        replay: Replay::Closed { iodepth: 4 },
+        filter: Default::default(),
+        remap: ssdlab_core::workload::trace::Remap::Wrap,
+    });
+    let mut after = job("after", true, 100, 50, 1);
+    after.stonewall = true;
+    let (r, js) = run_jobs(device(""), vec![replay, after], Precondition::Fill);
+    assert_eq!(js[0].ios(Op::Read), 50);
+    assert_eq!(js[0].ios(Op::Write), 50);
+    assert_eq!(r.read.ios, 100);
+    let (_, a1) = js[0].span().expect("ran");
+    let (b0, _) = js[1].span().expect("ran");
+    assert!(b0 >= a1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ordering_is_deterministic() {
+    let a = job("a", true, 50, 1000, 8);
+    let mut b = job("b", true, 0, 1000, 8);
+    b.stonewall = true;
+    b.fsync = 16;
+    b.rate_iops[1] = Some(50_000);
+    b.rate_process = RateProcess::Poisson;
+    let (r1, _) = run_jobs(device(""), vec![a.clone(), b.clone()], Precondition::Fill);
+    let (r2, _) = run_jobs(device(""), vec![a, b], Precondition::Fill);
+    assert_eq!(r1.sim_time_ns, r2.sim_time_ns);
+    assert_eq!(r1.write.lat_ns, r2.write.lat_ns);
+    assert_eq!(r1.flush.lat_ns, r2.flush.lat_ns);
+    let _ = simulate_quiet;
+}
