@@ -48,4 +48,6 @@ else
     # dependencies already there: rebuild (cargo is incremental) and reinstall, no network
     "$VPY" -m pip install "${pip_q[@]}" --no-build-isolation --no-deps --force-reinstall .
 fi
+# fio-plot (a test dependency) must load ssdlab's fio-json: no skipping here.
+export SSDLAB_REQUIRE_FIO_PLOT=1
 "$VPY" -m pytest tests/python -q -p no:cacheprovider

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _worker
+from . import _core, _worker
 from .device import Device
 from .job import Job
 from .runner import DEFAULT_SEED, DeviceLike, JobLike
@@ -223,7 +223,16 @@ class _Runner:
         self.backend = backend
         self.ex: Any = None
         self.remote: Any = None
+        self.stop: Any = None
         if backend == "local":
+            # Threads: the compiled core runs without the GIL.
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.width = max(1, workers or os.cpu_count() or 1)
+            if self.width > 1:
+                self.ex = ThreadPoolExecutor(max_workers=self.width, thread_name_prefix="ssdlab-search")
+                self.stop = _core.StopFlag()
+        elif backend == "processes":
             self.width = max(1, workers or os.cpu_count() or 1)
             if self.width > 1:
                 from ._sweep import process_pool
@@ -240,19 +249,24 @@ class _Runner:
             self.remote = ray.remote(num_cpus=1, max_retries=0)(_worker.run_task)
             self.width = max(1, workers or int(ray.cluster_resources().get("CPU", 1)))
         else:
-            raise ValueError(f"backend {backend!r}: expected 'local', 'ray' or 'sequential'")
+            raise ValueError(f"backend {backend!r}: expected 'local', 'processes', 'ray' or 'sequential'")
 
     def map(self, tasks: List[_worker.Task]) -> List[Dict[str, Any]]:
         if self.ex is not None:
             from ._sweep import _main_hidden
 
             with _main_hidden():
-                futs = [self.ex.submit(_worker.run_task, t) for t in tasks]
+                if self.stop is not None:
+                    futs = [self.ex.submit(_worker.run_task, t, self.stop) for t in tasks]
+                else:
+                    futs = [self.ex.submit(_worker.run_task, t) for t in tasks]
             out = []
             for f in futs:
                 try:
                     out.append(f.result())
                 except KeyboardInterrupt:
+                    if self.stop is not None:
+                        self.stop.set()
                     raise
                 except BaseException as e:
                     r = _worker._fail(e, [], time.perf_counter())
@@ -319,7 +333,8 @@ def search(
         ``sqlite:///ssdlab-search.db`` in the current directory).
     :param study_name: default: derived from the device, job, space,
         objectives and constraints, so the same call resumes the same study.
-    :param backend: ``"local"`` (process pool, all cores or ``workers``),
+    :param backend: ``"local"`` (threads, all cores or ``workers``; the core
+        runs without the GIL), ``"processes"`` (process pool),
         ``"ray"`` (cluster at ``address`` / ``RAY_ADDRESS`` or a local one),
         or ``"sequential"``. Trials are evaluated in batches of the pool width.
 

@@ -10,7 +10,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _worker
+from . import _core, _worker
 from .device import Device
 from .job import Job
 from .runner import DEFAULT_SEED, DeviceLike, JobLike
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["sweep", "expand_grid", "resolve_seeds", "Backend"]
 
-Backend = str  # "local" | "ray" | "sequential"
+Backend = str  # "local" (threads) | "processes" | "ray" | "sequential"
 
 # Grid keys that are not device paths or job options.
 _SPECIAL = {"seed", "precondition", "device"}
@@ -216,6 +216,45 @@ def run_local(tasks: List[_worker.Task], workers: Optional[int], progress: bool,
     return results  # type: ignore[return-value]
 
 
+def run_threads(tasks: List[_worker.Task], workers: Optional[int], progress: bool, desc: str = "sweep",
+                on_result: Optional[Callable[[int, Dict[str, Any]], None]] = None) -> List[Dict[str, Any]]:
+    """Run tasks on threads of this process (all cores by default); results in task order.
+
+    The compiled core releases the GIL for the whole run, so threads run
+    simulations in parallel without the start-up, pickling and import
+    costs of worker processes; only the few Python steps of each point
+    (building the handles, flattening the report) take turns on the GIL.
+    Ctrl-C sets a shared stop flag that ends every running simulation."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    n = len(tasks)
+    results: List[Optional[Dict[str, Any]]] = [None] * n
+    workers = max(1, min(workers or os.cpu_count() or 1, n))
+    stop = _core.StopFlag()
+    bar = _bar(n, desc, progress)
+    ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ssdlab-sweep")
+    try:
+        futs = {ex.submit(_worker.run_task, t, stop): i for i, t in enumerate(tasks)}
+        pending = set(futs)
+        while pending:
+            # A timeout keeps the main thread responsive to Ctrl-C.
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                i = futs[f]
+                results[i] = f.result()
+                if on_result:
+                    on_result(i, results[i])  # type: ignore[arg-type]
+                bar.update(1)
+    except BaseException:
+        stop.set()
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        bar.close()
+    ex.shutdown(wait=True)
+    return results  # type: ignore[return-value]
+
+
 def ray_init(address: Optional[str] = None, num_cpus: Optional[int] = None) -> bool:
     """Connect to Ray: ``address`` or ``RAY_ADDRESS`` if given, otherwise start
     a local instance sized to this machine, without the dashboard. Returns
@@ -274,12 +313,14 @@ def run_ray(tasks: List[_worker.Task], address: Optional[str], progress: bool, d
 def run_tasks(tasks: List[_worker.Task], backend: Backend, workers: Optional[int], address: Optional[str],
               progress: bool, desc: str = "sweep") -> List[Dict[str, Any]]:
     if backend == "local":
+        return run_threads(tasks, workers, progress, desc)
+    if backend == "processes":
         return run_local(tasks, workers, progress, desc)
     if backend == "sequential":
         return run_local(tasks, 1, progress, desc)
     if backend == "ray":
         return run_ray(tasks, address, progress, desc)
-    raise ValueError(f"backend {backend!r}: expected 'local', 'ray' or 'sequential'")
+    raise ValueError(f"backend {backend!r}: expected 'local', 'processes', 'ray' or 'sequential'")
 
 
 def sweep(
@@ -305,10 +346,11 @@ def sweep(
     :param seeds: seeds for every combination: a list, or a count ``n`` for
         ``n`` seeds from the default seed (42) on. Default: the default seed.
     :param precondition: ``fresh``, ``fill`` or ``steady``.
-    :param backend: ``"local"`` (a process pool over all cores, or
-        ``workers``), ``"ray"`` (an existing cluster at ``address`` or
-        ``RAY_ADDRESS``, else a local one sized to the machine), or
-        ``"sequential"`` (in this process).
+    :param backend: ``"local"`` (threads of this process over all cores, or
+        ``workers``: the core runs without the GIL), ``"processes"`` (a
+        process pool, for isolation), ``"ray"`` (an existing cluster at
+        ``address`` or ``RAY_ADDRESS``, else a local one sized to the
+        machine), or ``"sequential"`` (one run at a time in this process).
     :param progress: show a tqdm progress bar.
 
     Columns: the grid keys, ``seed``, every metric of :meth:`Result.metrics`

@@ -38,7 +38,7 @@ def make_task(
     }
 
 
-def run_task(task: Task) -> Dict[str, Any]:
+def run_task(task: Task, stop: Optional["_core.StopFlag"] = None) -> Dict[str, Any]:
     """Run one point; never raises for a bad point.
 
     Returns ``{"ok": True, "metrics": {...}, "core_s": float, "worker_s": float}``
@@ -61,6 +61,7 @@ def run_task(task: Task) -> Dict[str, Any]:
             job._handle(),
             seed=int(task["seed"]),
             precondition=task["precondition"],
+            stop=stop,
         )
         core_cpu = time.thread_time() - c0
         metrics = flatten(json.loads(out))

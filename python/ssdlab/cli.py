@@ -9,7 +9,7 @@ Sweep spec (TOML)::
     job = "mixed.fio"            # fio job file (relative to this file), or a [job] table
     seeds = [1, 2]               # or a count; default: the default seed
     precondition = "fill"        # fresh | fill | steady
-    backend = "local"            # local | ray | sequential
+    backend = "local"            # local (threads) | processes | ray | sequential
     output = "sweep.csv"         # .csv or .parquet (relative to this file)
 
     [device_overrides]           # optional edits of the base device
@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="run every combination of a grid (SPEC.toml) and write CSV/Parquet")
     s.add_argument("spec")
     s.add_argument("-o", "--output", help="CSV or .parquet file (default: the spec's output, or sweep.csv)")
-    s.add_argument("--backend", choices=["local", "ray", "sequential"])
+    s.add_argument("--backend", choices=["local", "processes", "ray", "sequential"])
     s.add_argument("--workers", type=int)
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(fn=cmd_sweep)
@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("-o", "--output", help="Pareto front as CSV or .parquet (default: the spec's output, or pareto.csv)")
     q.add_argument("--trials", type=int, help="total trials (overrides n_trials)")
     q.add_argument("--storage", help="Optuna storage URL or SQLite file")
-    q.add_argument("--backend", choices=["local", "ray", "sequential"])
+    q.add_argument("--backend", choices=["local", "processes", "ray", "sequential"])
     q.add_argument("--workers", type=int)
     q.add_argument("--no-progress", action="store_true")
     q.set_defaults(fn=cmd_search)

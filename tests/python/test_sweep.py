@@ -66,6 +66,9 @@ def test_local_pool_equals_sequential_backend_with_seeds(small, mixed):
     assert len(a) == 8 and list(a["seed"]) == [1, 2] * 4
     cols = [c for c in a.columns if c not in VOLATILE]
     pd.testing.assert_frame_equal(a[cols], b[cols])
+    # the process pool gives the same rows as the (default) thread pool
+    p = ssdlab.sweep(small, mixed, grid=grid, seeds=[1, 2], backend="processes", workers=2, progress=False)
+    pd.testing.assert_frame_equal(p[cols], b[cols])
     # a count of seeds starts at the default seed
     c = ssdlab.sweep(small, mixed, grid={"job.iodepth": [4]}, seeds=2, backend="sequential", progress=False)
     assert list(c["seed"]) == [42, 43]

@@ -827,7 +827,7 @@ impl JobGen {
     /// jobs it waits for end): its ramp and runtime count from there.
     pub fn start_at(&mut self, t: Time) {
         self.deadline = self.deadline.map(|d| d + t);
-        self.ramp_end = self.ramp_end + t;
+        self.ramp_end += t;
     }
 
     /// Next I/O at simulated time `now`, or None when the job is done.

@@ -17,7 +17,7 @@
 //! | [`DiskSim`](TraceFormat::DiskSim) | `disksim` | `TIME DEVICE LBA SECTORS TYPE` | ms (see [`TraceReader::with_disksim_time_unit`]), 512 B sectors, `0` write / `1` read |
 //! | [`Alibaba`](TraceFormat::Alibaba) | `alibaba` | `device_id,opcode,offset,length,timestamp` | `R`/`W`, bytes, µs |
 //! | [`Tencent`](TraceFormat::Tencent) | `tencent` | `Timestamp,Offset,Size,IOType,VolumeID` | seconds, 512 B sectors, `0` read / `1` write |
-//! | [`FioIolog`](TraceFormat::FioIolog) | `iolog` | `fio version 3 iolog`, then `TIME FILENAME ACTION [OFFSET LENGTH]` | ms, bytes; device = file name |
+//! | [`FioIolog`](TraceFormat::FioIolog) | `iolog` | v3: `fio version 3 iolog`, then `TIME FILENAME ACTION [OFFSET LENGTH]`; v2: `fio version 2 iolog`, then `FILENAME ACTION [OFFSET LENGTH]` | ms (v3), bytes; device = file name |
 //!
 //! Common rules:
 //!
@@ -26,16 +26,20 @@
 //! * For the column formats (`msr`, `spc`, `disksim`, `alibaba`,
 //!   `tencent`) the first data line is skipped if it is a header: the
 //!   format's number of fields, each a name starting with a letter.
-//! * Times are made relative to the first record of the file (the first
-//!   request, or the first trim/flush/sync; see below). Records must be
+//! * Every format has reads and writes; `blkparse` and `iolog` also have
+//!   trims ([`Op::Trim`], with a range) and flushes ([`Op::Flush`], offset
+//!   and length 0), which are yielded as records too. None of the other
+//!   formats documents a discard or flush type.
+//! * Times are made relative to the first record of the file (or the
+//!   first operation counted as "other", see below). Records must be
 //!   in non-decreasing time order; a record earlier than its predecessor is
 //!   an error naming its line. The exception is `blkparse`, whose events
 //!   are logged per CPU and can be slightly out of order: a record up to
 //!   1 ms earlier than its predecessor is accepted and clamped to the
 //!   predecessor's time; more than 1 ms is an error.
-//! * A zero-length request is an error, and so is one longer than 4 GiB
-//!   (blktrace itself records at most 4 GiB - 1) or one whose end
-//!   overflows 64 bits.
+//! * A zero-length read, write or trim is an error, and so is one longer
+//!   than 4 GiB (blktrace itself records at most 4 GiB - 1) or one whose
+//!   end overflows 64 bits. Flushes have no range.
 //! * Numbers are parsed exactly (decimal fractions are converted to whole
 //!   picoseconds, rounded to nearest, without going through `f64`); an
 //!   exponent such as `1.5e-3` is accepted in time fields.
@@ -46,17 +50,33 @@
 //!   not start with a digit are text (the per-CPU and total summaries) and
 //!   are skipped; a line that starts with a digit must be a well-formed event
 //!   (`MAJ,MIN CPU SEQ TIME PID ACTION RWBS ...`). Other actions (`Q`, `G`,
-//!   `I`, `C`, `m`, ...) are checked and skipped. A `D` event whose RWBS
-//!   has `R` or `W` must be followed by `SECTOR + COUNT`, except a flush
-//!   (RWBS containing `F` with no sector or a count of 0). Discards (`D` in
-//!   RWBS without `R`/`W`) and flushes are not requests: they are skipped and
-//!   counted as "other" operations ([`TraceReader::other_ops`],
-//!   [`TraceStats::other`]), as are SCSI pass-through requests
-//!   (`BYTES (CDB) [COMM]`); `N` events (no data) are skipped.
-//! * `iolog`: only version 3 (with timestamps) is supported; a version 2
-//!   log is an error. `add`/`open`/`close` lines are checked and skipped;
-//!   `trim`, `sync` and `datasync` are skipped and counted as "other";
-//!   `wait` (not allowed in v3) and unknown actions are errors.
+//!   `I`, `C`, `m`, ...) are checked and skipped. The RWBS field is read
+//!   as blkparse writes it: an optional `F` (flush before the request),
+//!   one of `D` (discard), `W`, `R` or `N` (no data), then modifiers
+//!   (`F` for FUA, `A`, `S`, `M`). A `D` event with `R` or `W` must be
+//!   followed by `SECTOR + COUNT`, which gives a read or a write; a discard
+//!   (`D`) with `SECTOR + COUNT` gives a trim of that range. A flush (`F`
+//!   in RWBS) without data gives an [`Op::Flush`] record: `FN`, or `FWS`
+//!   with no sector or a count of 0 (blkparse prints the range only when
+//!   there are sectors). A write with a flush flag and data (`FWS 8 + 8`,
+//!   `WFS`) is a write. Operations with nothing to replay are skipped and
+//!   counted as "other" ([`TraceReader::other_ops`], [`TraceStats::other`]):
+//!   SCSI pass-through requests (`BYTES (CDB) [COMM]`) and discards without
+//!   a sector range; `N` events without `F` are skipped.
+//! * `iolog`: versions 2 and 3, as fio's HOWTO ("Trace file format")
+//!   describes them. Version 3 lines start with a timestamp in
+//!   milliseconds. `add`/`open`/`close` lines (`FILENAME ACTION`) are
+//!   checked and skipped; `read`/`write`/`trim` take `OFFSET LENGTH`;
+//!   `sync`/`datasync` give a flush, with or without the `OFFSET LENGTH`
+//!   fields fio writes for them (which are then checked and ignored).
+//!   Version 2 has no timestamps: records are timed by a replay clock
+//!   that starts at 0 and that `FILENAME wait USEC [LENGTH]` advances by
+//!   `USEC` microseconds (fio: the wait is relative to the previous wait,
+//!   and one below 100 us is discarded, so it does not move the clock).
+//!   A v2 log without `wait` lines has every record at time 0 (replay it
+//!   closed loop, or open loop as a burst). As for every format, times are
+//!   relative to the first record, so a `wait` before it is not kept.
+//!   `wait` in a v3 log and unknown actions are errors.
 //! * `disksim`: the DiskSim ASCII format has times in milliseconds. MQSim
 //!   reads the same layout with a configurable time unit (usually
 //!   nanoseconds, as integers); use
@@ -70,6 +90,7 @@
 //! in bounded memory; [`TraceFilter`] selects a device and a time window, and
 //! [`Remap`] maps trace offsets onto a smaller simulated drive.
 
+use super::Op;
 use crate::units::Time;
 use hdrhistogram::Histogram;
 use std::fmt;
@@ -115,7 +136,7 @@ pub enum TraceFormat {
     Alibaba,
     /// Tencent CBS CSV: `Timestamp,Offset,Size,IOType,VolumeID`.
     Tencent,
-    /// fio I/O log, version 3 (`fio version 3 iolog`).
+    /// fio I/O log, version 2 or 3 (`fio version 2 iolog`, `fio version 3 iolog`).
     FioIolog,
 }
 
@@ -159,7 +180,8 @@ impl TraceFormat {
             TraceFormat::Alibaba => "Alibaba 2020 CSV: device_id,opcode,offset,length,timestamp",
             TraceFormat::Tencent => "Tencent CBS CSV: Timestamp,Offset,Size,IOType,VolumeID",
             TraceFormat::FioIolog => {
-                "fio iolog v3: 'fio version 3 iolog', then TIME FILENAME ACTION [OFFSET LENGTH]"
+                "fio iolog: 'fio version 3 iolog', then TIME FILENAME ACTION [OFFSET LENGTH] \
+                 (v2: 'fio version 2 iolog', then FILENAME ACTION [OFFSET LENGTH])"
             }
         }
     }
@@ -212,16 +234,17 @@ impl FromStr for TraceFormat {
 // ---------------------------------------------------------------------------
 // Records and errors
 
-/// One read or write request of a trace.
+/// One request of a trace: a read, write, trim or flush.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceRecord {
     /// Arrival time since the first record of the file.
     pub time: Time,
     /// What the request does (read, write; trim and flush where the format has them).
     pub op: super::Op,
-    /// Start offset in bytes.
+    /// Start offset in bytes (0 for a flush).
     pub offset: u64,
-    /// Length in bytes (never 0).
+    /// Length in bytes: never 0, except for [`Op::Flush`],
+    /// which has no range (offset and length 0).
     pub len: u64,
     /// Volume or disk id as written in the trace (`Hostname_DiskNumber` for
     /// MSR, `MAJ,MIN` for blkparse, the file name for iolog).
@@ -424,15 +447,17 @@ fn ident<'a>(s: &'a str, what: &str) -> Result<&'a str, String> {
 
 /// What one data line holds.
 enum Parsed {
-    /// A read or write; `raw` is the absolute time in picoseconds.
+    /// A read, write, trim or flush (offset and len 0); `raw` is the
+    /// absolute time in picoseconds.
     Io {
         raw: u128,
-        write: bool,
+        op: Op,
         offset: u64,
         len: u64,
         device: String,
     },
-    /// A trim, discard, flush or sync: counted, not simulated.
+    /// An operation with nothing to replay (SCSI pass-through, discard
+    /// without a range): counted, not simulated.
     Other { raw: u128, device: String },
     /// A recognised line that carries no request (iolog header, `open`,
     /// blkparse events other than `D`...).
@@ -443,8 +468,10 @@ enum Parsed {
 
 /// Parser state carried across lines.
 struct FormatState {
-    /// iolog: the `fio version 3 iolog` line was seen.
-    iolog_header: bool,
+    /// iolog: the version from the header line (2 or 3); 0 before it.
+    iolog_version: u8,
+    /// iolog v2: the replay clock in picoseconds, advanced by `wait`.
+    iolog_clock_ps: u128,
     /// DiskSim: picoseconds per unit of the TIME column.
     disksim_unit_ps: u64,
 }
@@ -473,10 +500,10 @@ fn parse_msr(line: &str) -> Result<Parsed, String> {
     let ticks = int(f[0], "Timestamp")?;
     let host = ident(f[1], "Hostname")?;
     let disk = ident(f[2], "DiskNumber")?;
-    let write = if f[3].eq_ignore_ascii_case("write") {
-        true
+    let op = if f[3].eq_ignore_ascii_case("write") {
+        Op::Write
     } else if f[3].eq_ignore_ascii_case("read") {
-        false
+        Op::Read
     } else {
         return Err(format!("Type '{}' is not Read or Write", show(f[3])));
     };
@@ -485,7 +512,7 @@ fn parse_msr(line: &str) -> Result<Parsed, String> {
     int(f[6], "ResponseTime")?;
     Ok(Parsed::Io {
         raw: u128::from(ticks) * 100_000,
-        write,
+        op,
         offset,
         len,
         device: format!("{host}_{disk}"),
@@ -503,15 +530,15 @@ fn parse_spc(line: &str) -> Result<Parsed, String> {
     let asu = ident(f[0], "ASU")?;
     let offset = sectors(f[1], "LBA")?;
     let len = int(f[2], "Size")?;
-    let write = match f[3] {
-        "w" | "W" => true,
-        "r" | "R" => false,
+    let op = match f[3] {
+        "w" | "W" => Op::Write,
+        "r" | "R" => Op::Read,
         o => return Err(format!("Opcode '{}' is not r or w", show(o))),
     };
     let raw = time_field(f[4], "Timestamp", 12)?;
     Ok(Parsed::Io {
         raw,
-        write,
+        op,
         offset,
         len,
         device: asu.to_string(),
@@ -570,24 +597,43 @@ fn parse_blkparse(line: &str) -> Result<Parsed, String> {
             show(rwbs)
         ));
     }
-    let read = rwbs.contains('R');
-    let write = rwbs.contains('W');
+    // blkparse writes RWBS as [F] (D|W|R|N) [F] [A] [S] [M]: a leading F
+    // is a flush before the request, a later one FUA.
     let flush = rwbs.contains('F');
     let device = t[0].to_string();
-    if read && write {
-        return Err(format!("blkparse: RWBS '{rwbs}' has both R and W"));
-    }
-    if !read && !write {
-        // Discard ('D') or flush ('F') are counted; 'N' carries no data.
-        return Ok(if rwbs.contains('D') || flush {
-            Parsed::Other { raw, device }
-        } else {
-            Parsed::Skip
-        });
-    }
+    let flush_io = |device: String| Parsed::Io {
+        raw,
+        op: Op::Flush,
+        offset: 0,
+        len: 0,
+        device,
+    };
+    let op = match (rwbs.contains('R'), rwbs.contains('W'), rwbs.contains('D')) {
+        (true, false, false) => Op::Read,
+        (false, true, false) => Op::Write,
+        (false, false, true) => Op::Trim,
+        // 'N': no data; with 'F' a flush ("FN"), else nothing to replay.
+        (false, false, false) => {
+            return Ok(if flush {
+                flush_io(device)
+            } else {
+                Parsed::Skip
+            })
+        }
+        _ => {
+            return Err(format!(
+                "blkparse: RWBS '{rwbs}' has more than one of R (read), W (write) and D (discard)"
+            ))
+        }
+    };
     let no_range = n < 8 || t[7].starts_with('[') || t[7].starts_with('(');
     if no_range {
         if flush {
+            // A flush request carries no sectors ("FWS [kworker]").
+            return Ok(flush_io(device));
+        }
+        if op == Op::Trim {
+            // A discard without sectors: nothing to trim.
             return Ok(Parsed::Other { raw, device });
         }
         return Err(format!(
@@ -607,11 +653,11 @@ fn parse_blkparse(line: &str) -> Result<Parsed, String> {
     let offset = sectors(t[7], "SECTOR")?;
     let len = sectors(t[9], "COUNT")?;
     if len == 0 && flush {
-        return Ok(Parsed::Other { raw, device });
+        return Ok(flush_io(device));
     }
     Ok(Parsed::Io {
         raw,
-        write,
+        op,
         offset,
         len,
         device,
@@ -635,14 +681,14 @@ fn parse_disksim(line: &str, unit_ps: u64) -> Result<Parsed, String> {
     let dev = ident(f[1], "DEVICE")?;
     let offset = sectors(f[2], "LBA")?;
     let len = sectors(f[3], "SECTORS")?;
-    let write = match f[4] {
-        "0" => true,
-        "1" => false,
+    let op = match f[4] {
+        "0" => Op::Write,
+        "1" => Op::Read,
         o => return Err(format!("TYPE '{}' must be 0 (write) or 1 (read)", show(o))),
     };
     Ok(Parsed::Io {
         raw,
-        write,
+        op,
         offset,
         len,
         device: dev.to_string(),
@@ -658,9 +704,9 @@ fn parse_alibaba(line: &str) -> Result<Parsed, String> {
         ));
     }
     let dev = ident(f[0], "device_id")?;
-    let write = match f[1] {
-        "W" | "w" => true,
-        "R" | "r" => false,
+    let op = match f[1] {
+        "W" | "w" => Op::Write,
+        "R" | "r" => Op::Read,
         o => return Err(format!("opcode '{}' is not R or W", show(o))),
     };
     let offset = int(f[2], "offset")?;
@@ -668,7 +714,7 @@ fn parse_alibaba(line: &str) -> Result<Parsed, String> {
     let raw = time_field(f[4], "timestamp", 6)?;
     Ok(Parsed::Io {
         raw,
-        write,
+        op,
         offset,
         len,
         device: dev.to_string(),
@@ -686,9 +732,9 @@ fn parse_tencent(line: &str) -> Result<Parsed, String> {
     let raw = time_field(f[0], "Timestamp", 12)?;
     let offset = sectors(f[1], "Offset")?;
     let len = sectors(f[2], "Size")?;
-    let write = match f[3] {
-        "1" => true,
-        "0" => false,
+    let op = match f[3] {
+        "1" => Op::Write,
+        "0" => Op::Read,
         o => {
             return Err(format!(
                 "IOType '{}' must be 0 (read) or 1 (write)",
@@ -699,90 +745,152 @@ fn parse_tencent(line: &str) -> Result<Parsed, String> {
     let vol = ident(f[4], "VolumeID")?;
     Ok(Parsed::Io {
         raw,
-        write,
+        op,
         offset,
         len,
         device: vol.to_string(),
     })
 }
 
+/// The actions of fio's iolog v2 and v3.
+const IOLOG_ACTIONS: [&str; 9] = [
+    "add", "open", "close", "read", "write", "trim", "sync", "datasync", "wait",
+];
+
 fn parse_iolog(line: &str, st: &mut FormatState) -> Result<Parsed, String> {
-    if !st.iolog_header {
+    if st.iolog_version == 0 {
         let words: Vec<&str> = line.split_ascii_whitespace().take(5).collect();
         return match words.as_slice() {
-            ["fio", "version", "3", "iolog"] => {
-                st.iolog_header = true;
+            ["fio", "version", v @ ("2" | "3"), "iolog"] => {
+                st.iolog_version = if *v == "2" { 2 } else { 3 };
                 Ok(Parsed::Skip)
             }
-            ["fio", "version", "2", "iolog"] => {
-                Err("fio iolog v2 (no timestamps) is not supported; use v3".to_string())
-            }
             ["fio", "version", v, "iolog"] => Err(format!(
-                "fio iolog version '{}' is not supported; use v3 ('fio version 3 iolog')",
+                "fio iolog version '{}' is not supported; expected 'fio version 2 iolog' or 'fio version 3 iolog'",
                 show(v)
             )),
-            _ => Err("not a fio iolog: the first line must be 'fio version 3 iolog'".to_string()),
+            _ => Err(
+                "not a fio iolog: the first line must be 'fio version 3 iolog' (or 'fio version 2 iolog')"
+                    .to_string(),
+            ),
         };
     }
-    let mut f = [""; 5];
+    let v3 = st.iolog_version == 3;
+    let mut f = [""; 6];
     let n = split_ws(line, &mut f);
-    if n < 3 {
-        return Err(format!(
-            "iolog: expected 'TIME FILENAME ACTION [OFFSET LENGTH]', found {n} fields"
-        ));
-    }
-    let raw = time_field(f[0], "TIME", 9)?;
-    let file = f[1];
-    let action = f[2];
-    let want = |k: usize| -> Result<(), String> {
-        if n == k {
+    // `k`: fields after the v3 timestamp; `rest`: those fields.
+    let (raw, rest, k) = if v3 {
+        if n < 3 {
+            return Err(format!(
+                "iolog: expected 'TIME FILENAME ACTION [OFFSET LENGTH]', found {n} fields"
+            ));
+        }
+        let raw = time_field(f[0], "TIME", 9).map_err(|m| {
+            if IOLOG_ACTIONS.contains(&f[1]) {
+                format!("{m}; this looks like a v2 line (FILENAME ACTION ...), but the header says version 3")
+            } else {
+                m
+            }
+        })?;
+        (raw, &f[1..], n - 1)
+    } else {
+        if n < 2 {
+            return Err(format!(
+                "iolog v2: expected 'FILENAME ACTION [OFFSET LENGTH]', found {n} field{}",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        (st.iolog_clock_ps, &f[..], n)
+    };
+    let (file, action) = (rest[0], rest[1]);
+    let time = if v3 { "TIME " } else { "" };
+    let layout = |k: usize| match k {
+        2 => format!("{time}FILENAME ACTION"),
+        4 => format!("{time}FILENAME ACTION OFFSET LENGTH"),
+        _ => format!("{time}FILENAME ACTION [OFFSET LENGTH]"),
+    };
+    let takes = |what: &str, want: usize| {
+        format!(
+            "iolog: action '{action}' takes {what} fields ({}), found {n}",
+            layout(want)
+        )
+    };
+    let want = |w: usize| -> Result<(), String> {
+        if k == w {
             Ok(())
         } else {
-            Err(format!(
-                "iolog: action '{action}' takes {k} fields ({}), found {n}",
-                if k == 3 {
-                    "TIME FILENAME ACTION"
-                } else {
-                    "TIME FILENAME ACTION OFFSET LENGTH"
-                }
-            ))
+            Err(takes(&(w + usize::from(v3)).to_string(), w))
         }
+    };
+    let io = |op: Op, offset: u64, len: u64| Parsed::Io {
+        raw,
+        op,
+        offset,
+        len,
+        device: file.to_string(),
     };
     match action {
         "add" | "open" | "close" => {
-            want(3)?;
+            want(2)?;
             Ok(Parsed::Skip)
         }
-        "read" | "write" => {
-            want(5)?;
-            Ok(Parsed::Io {
-                raw,
-                write: action == "write",
-                offset: int(f[3], "OFFSET")?,
-                len: int(f[4], "LENGTH")?,
-                device: file.to_string(),
-            })
-        }
-        "trim" => {
-            want(5)?;
-            int(f[3], "OFFSET")?;
-            int(f[4], "LENGTH")?;
-            Ok(Parsed::Other {
-                raw,
-                device: file.to_string(),
-            })
+        "read" | "write" | "trim" => {
+            want(4)?;
+            let op = match action {
+                "read" => Op::Read,
+                "write" => Op::Write,
+                _ => Op::Trim,
+            };
+            Ok(io(op, int(rest[2], "OFFSET")?, int(rest[3], "LENGTH")?))
         }
         "sync" | "datasync" => {
-            want(3)?;
-            Ok(Parsed::Other {
-                raw,
-                device: file.to_string(),
-            })
+            // fio writes OFFSET LENGTH for syncs too; a flush has no range.
+            match k {
+                2 => {}
+                4 => {
+                    int(rest[2], "OFFSET")?;
+                    int(rest[3], "LENGTH")?;
+                }
+                _ => {
+                    return Err(takes(
+                        &format!("{} or {}", 2 + usize::from(v3), 4 + usize::from(v3)),
+                        0,
+                    ))
+                }
+            }
+            Ok(io(Op::Flush, 0, 0))
         }
-        "wait" => Err("iolog: 'wait' is not allowed in a v3 iolog (timestamps replace it)".into()),
+        "wait" if v3 => {
+            Err("iolog: 'wait' is not allowed in a v3 iolog (timestamps replace it)".into())
+        }
+        "wait" => {
+            // `FILENAME wait USEC [LENGTH]`: advances the replay clock by USEC
+            // microseconds; fio discards waits below 100 us.
+            if k != 3 && k != 4 {
+                return Err(format!(
+                    "iolog: action 'wait' takes 3 or 4 fields (FILENAME wait MICROSECONDS [LENGTH]), found {n}"
+                ));
+            }
+            let us = int(rest[2], "wait time (microseconds)")?;
+            if k == 4 {
+                int(rest[3], "LENGTH")?;
+            }
+            if us >= 100 {
+                st.iolog_clock_ps = st
+                    .iolog_clock_ps
+                    .saturating_add(u128::from(us) * 1_000_000);
+            }
+            Ok(Parsed::Skip)
+        }
         o => Err(format!(
-            "iolog: unknown action '{}' (expected add, open, close, read, write, trim, sync or datasync)",
-            show(o)
+            "iolog: unknown action '{}' (expected add, open, close, read, write, trim, sync, datasync{}){}",
+            show(o),
+            if v3 { "" } else { " or wait" },
+            if !v3 && IOLOG_ACTIONS.contains(&f[2]) {
+                "; this looks like a v3 line (TIME FILENAME ACTION ...), but the header says version 2"
+            } else {
+                ""
+            }
         )),
     }
 }
@@ -871,11 +979,13 @@ enum Item {
     Other { time: Time, device: String },
 }
 
-/// Streaming trace reader: an iterator of [`TraceRecord`]s.
+/// Streaming trace reader: an iterator of [`TraceRecord`]s (reads, writes,
+/// trims and flushes).
 ///
 /// Yields `Err` once, for the first malformed line (or read error), and
-/// `None` after it. Trim, discard, flush and sync operations are not
-/// yielded; [`TraceReader::other_ops`] counts them.
+/// `None` after it. Operations with nothing to replay (SCSI pass-through
+/// requests, discards without a range) are not yielded;
+/// [`TraceReader::other_ops`] counts them.
 pub struct TraceReader {
     lines: Lines,
     file: String,
@@ -952,7 +1062,8 @@ impl TraceReader {
             file: file.to_string(),
             format,
             st: FormatState {
-                iolog_header: false,
+                iolog_version: 0,
+                iolog_clock_ps: 0,
                 disksim_unit_ps: Time::ms(1).as_ps(),
             },
             seen_data: false,
@@ -988,7 +1099,8 @@ impl TraceReader {
         self.lines.line
     }
 
-    /// Trims, discards, flushes and syncs skipped so far (not yielded).
+    /// Operations skipped so far because they have nothing to replay
+    /// (SCSI pass-through requests, blkparse discards without a range).
     pub fn other_ops(&self) -> u64 {
         self.others
     }
@@ -1090,23 +1202,26 @@ impl TraceReader {
                 }
                 Ok(Parsed::Io {
                     raw,
-                    write,
+                    op,
                     offset,
                     len,
                     device,
                 }) => {
-                    if len == 0 {
-                        return self.fail("zero-length request".to_string());
-                    }
-                    if len > MAX_REQUEST_BYTES {
-                        return self.fail(format!(
-                            "request of {len} bytes is larger than 4 GiB; not a plausible block I/O"
-                        ));
-                    }
-                    if offset.checked_add(len).is_none() {
-                        return self.fail(format!(
-                            "request end (offset {offset} + length {len}) overflows 64 bits"
-                        ));
+                    // A flush has no range (the parsers give offset and len 0).
+                    if op != Op::Flush {
+                        if len == 0 {
+                            return self.fail("zero-length request".to_string());
+                        }
+                        if len > MAX_REQUEST_BYTES {
+                            return self.fail(format!(
+                                "request of {len} bytes is larger than 4 GiB; not a plausible block I/O"
+                            ));
+                        }
+                        if offset.checked_add(len).is_none() {
+                            return self.fail(format!(
+                                "request end (offset {offset} + length {len}) overflows 64 bits"
+                            ));
+                        }
                     }
                     let time = match self.stamp(raw) {
                         Ok(t) => t,
@@ -1115,11 +1230,7 @@ impl TraceReader {
                     self.recognized += 1;
                     return Some(Ok(Item::Record(TraceRecord {
                         time,
-                        op: if write {
-                            super::Op::Write
-                        } else {
-                            super::Op::Read
-                        },
+                        op,
                         offset,
                         len,
                         device,
@@ -1352,7 +1463,9 @@ impl Remap {
     /// down to `align`: a request that would cross the end is moved back to
     /// end there, and one longer than the capacity is cut to it. A capacity
     /// smaller than `align` gives `(0, 0)`. For `Scale`, a `max_offset` of 0
-    /// maps everything to 0.
+    /// maps everything to 0. A length of 0 stays 0: a flush
+    /// ([`Op::Flush`]) has no range and needs no
+    /// remapping (it maps to `(0, 0)`).
     pub fn apply(&self, offset: u64, len: u64, capacity_bytes: u64, align: u64) -> (u64, u64) {
         let align = u128::from(align.max(1));
         let cap = u128::from(capacity_bytes) / align * align;
@@ -1417,20 +1530,27 @@ pub struct InterArrival {
 pub struct TraceStats {
     /// Format of the trace.
     pub format: TraceFormat,
-    /// Reads plus writes.
+    /// Requests: reads, writes, trims and flushes.
     pub records: u64,
     /// Read requests.
     pub reads: u64,
     /// Write requests.
     pub writes: u64,
-    /// Trims, discards, flushes and syncs (counted, not simulated).
+    /// Trims (discards, fio `trim`).
+    pub trims: u64,
+    /// Flushes (fio `sync`/`datasync`, blkparse flush requests).
+    pub flushes: u64,
+    /// Operations counted but not replayed: SCSI pass-through requests and
+    /// discards without a sector range (blkparse).
     pub other: u64,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
     pub write_bytes: u64,
-    /// Request sizes in power-of-two buckets, smallest first; empty buckets
-    /// are left out.
+    /// Bytes trimmed (the sum of the trims' lengths).
+    pub trim_bytes: u64,
+    /// Read and write sizes in power-of-two buckets, smallest first; empty
+    /// buckets are left out (trims and flushes are not counted).
     pub size_histogram: Vec<SizeBucket>,
     /// Bytes of distinct 4 KiB blocks touched by reads and writes.
     pub footprint_bytes: u64,
@@ -1439,13 +1559,14 @@ pub struct TraceStats {
     /// most 32 MiB, grown as offsets are seen); above that it is a
     /// HyperLogLog estimate (2^16 registers, standard error about 0.4%).
     pub footprint_exact: bool,
-    /// Largest request end (`offset + len`) seen: the trace's address space.
+    /// Largest request end (`offset + len`) of the reads, writes and trims
+    /// seen: the trace's address space.
     pub max_end_bytes: u64,
     /// Time of the first kept request (since the first record of the file).
     pub first: Time,
     /// Time from the first to the last kept request.
     pub duration: Time,
-    /// Inter-arrival times.
+    /// Inter-arrival times (between kept requests of any kind).
     pub interarrival: InterArrival,
 }
 
@@ -1463,36 +1584,48 @@ impl TraceStats {
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let pct = |n: u64| {
-            if self.records == 0 {
+        let share = |n: u64, of: u64| {
+            if of == 0 {
                 0.0
             } else {
-                n as f64 * 100.0 / self.records as f64
+                n as f64 * 100.0 / of as f64
             }
         };
+        let pct = |n: u64| share(n, self.records);
         let _ = writeln!(s, "format         {}", self.format.description());
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "requests       {} (reads {} = {:.1}%, writes {} = {:.1}%)",
+            "requests       {} (reads {} = {:.1}%, writes {} = {:.1}%",
             self.records,
             self.reads,
             pct(self.reads),
             self.writes,
             pct(self.writes)
         );
+        if self.trims > 0 {
+            let _ = write!(s, ", trims {} = {:.1}%", self.trims, pct(self.trims));
+        }
+        if self.flushes > 0 {
+            let _ = write!(s, ", flushes {} = {:.1}%", self.flushes, pct(self.flushes));
+        }
+        let _ = writeln!(s, ")");
         if self.other > 0 {
             let _ = writeln!(
                 s,
-                "other ops      {} (trim/discard/flush/sync; counted, not simulated)",
+                "other ops      {} (SCSI pass-through, discards without a range; counted, not simulated)",
                 self.other
             );
         }
-        let _ = writeln!(
+        let _ = write!(
             s,
             "bytes          read {}, written {}",
             human_bytes(self.read_bytes),
             human_bytes(self.write_bytes)
         );
+        if self.trims > 0 {
+            let _ = write!(s, ", trimmed {}", human_bytes(self.trim_bytes));
+        }
+        let _ = writeln!(s);
         let _ = writeln!(
             s,
             "duration       {:.6} s (first request at {:.6} s)",
@@ -1525,7 +1658,8 @@ impl TraceStats {
             );
         }
         if !self.size_histogram.is_empty() {
-            let _ = writeln!(s, "request sizes");
+            let data = self.reads + self.writes;
+            let _ = writeln!(s, "request sizes (reads and writes)");
             for b in &self.size_histogram {
                 let _ = writeln!(
                     s,
@@ -1533,7 +1667,7 @@ impl TraceStats {
                     human_bytes(b.min_bytes),
                     human_bytes(b.max_bytes + 1),
                     b.count,
-                    pct(b.count)
+                    share(b.count, data)
                 );
             }
         }
@@ -1749,9 +1883,12 @@ impl Footprint {
 struct StatsAcc {
     reads: u64,
     writes: u64,
+    trims: u64,
+    flushes: u64,
     other: u64,
     read_bytes: u64,
     write_bytes: u64,
+    trim_bytes: u64,
     sizes: [u64; 64],
     footprint: Footprint,
     max_end: u64,
@@ -1767,9 +1904,12 @@ impl StatsAcc {
         StatsAcc {
             reads: 0,
             writes: 0,
+            trims: 0,
+            flushes: 0,
             other: 0,
             read_bytes: 0,
             write_bytes: 0,
+            trim_bytes: 0,
             sizes: [0; 64],
             footprint: Footprint::new(footprint_limit_bytes),
             max_end: 0,
@@ -1782,18 +1922,36 @@ impl StatsAcc {
     }
 
     fn add(&mut self, r: &TraceRecord) {
-        if r.op == super::Op::Write {
-            self.writes += 1;
-            self.write_bytes = self.write_bytes.saturating_add(r.len);
-        } else {
-            self.reads += 1;
-            self.read_bytes = self.read_bytes.saturating_add(r.len);
+        let data = match r.op {
+            Op::Read => {
+                self.reads += 1;
+                self.read_bytes = self.read_bytes.saturating_add(r.len);
+                true
+            }
+            Op::Write => {
+                self.writes += 1;
+                self.write_bytes = self.write_bytes.saturating_add(r.len);
+                true
+            }
+            Op::Trim => {
+                self.trims += 1;
+                self.trim_bytes = self.trim_bytes.saturating_add(r.len);
+                false
+            }
+            Op::Flush => {
+                self.flushes += 1;
+                false
+            }
+        };
+        if data {
+            if r.len > 0 {
+                self.sizes[63 - r.len.leading_zeros() as usize] += 1;
+            }
+            self.footprint.add(r.offset, r.len);
         }
-        if r.len > 0 {
-            self.sizes[63 - r.len.leading_zeros() as usize] += 1;
+        if r.op != Op::Flush {
+            self.max_end = self.max_end.max(r.offset.saturating_add(r.len));
         }
-        self.footprint.add(r.offset, r.len);
-        self.max_end = self.max_end.max(r.offset.saturating_add(r.len));
         if self.first.is_none() {
             self.first = Some(r.time);
         } else {
@@ -1843,12 +2001,15 @@ impl StatsAcc {
         let first = self.first.unwrap_or(Time::ZERO);
         TraceStats {
             format,
-            records: self.reads + self.writes,
+            records: self.reads + self.writes + self.trims + self.flushes,
             reads: self.reads,
             writes: self.writes,
+            trims: self.trims,
+            flushes: self.flushes,
             other: self.other,
             read_bytes: self.read_bytes,
             write_bytes: self.write_bytes,
+            trim_bytes: self.trim_bytes,
             size_histogram,
             footprint_bytes: blocks.saturating_mul(FOOTPRINT_BLOCK),
             footprint_exact: exact,
@@ -1860,9 +2021,10 @@ impl StatsAcc {
     }
 }
 
-/// Summarise a trace: request mix, bytes, size histogram, footprint,
-/// inter-arrival percentiles and duration of the records `filter` keeps
-/// (trims/flushes/syncs it keeps are counted in [`TraceStats::other`]).
+/// Summarise a trace: request mix (reads, writes, trims, flushes), bytes,
+/// size histogram, footprint, inter-arrival percentiles and duration of the
+/// records `filter` keeps (operations with nothing to replay that it keeps
+/// are counted in [`TraceStats::other`]).
 ///
 /// Reads the whole trace (every line is validated, also outside the
 /// window) in bounded memory: at most 32 MiB of footprint bitmap (see
@@ -1996,6 +2158,16 @@ fio version 3 iolog
         e
     }
 
+    fn op_rec(time: Time, op: Op, offset: u64, len: u64, dev: &str) -> TraceRecord {
+        TraceRecord {
+            time,
+            op,
+            offset,
+            len,
+            device: dev.to_string(),
+        }
+    }
+
     fn rec(time: Time, write: bool, offset: u64, len: u64, dev: &str) -> TraceRecord {
         TraceRecord {
             time,
@@ -2051,16 +2223,21 @@ fio version 3 iolog
     fn blkparse_parses_issue_events_only() {
         let mut rd = reader(BLKPARSE, TraceFormat::Blkparse);
         let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
-        assert_eq!(r.len(), 3, "{r:?}");
+        assert_eq!(r.len(), 5, "{r:?}");
         assert_eq!(r[0], rec(Time::ZERO, true, 223490 * 512, 4096, "8,0"));
-        // 11.000 us is 1 us before the flush at 12 us: clamped (within 1 ms),
-        // times relative to the first D event at 9.012 us.
+        // Times relative to the first D event at 9.012 us. The FWS without
+        // sectors is a flush.
         assert_eq!(
             r[1],
+            op_rec(Time::ns(12_000 - 9_012), Op::Flush, 0, 0, "8,0")
+        );
+        // 11.000 us is 1 us before the flush at 12 us: clamped (within 1 ms).
+        assert_eq!(
+            r[2],
             rec(Time::ns(12_000 - 9_012), false, 1024 * 512, 8192, "8,0")
         );
         assert_eq!(
-            r[2],
+            r[3],
             rec(
                 Time::ns(4_000_000 - 9_012),
                 false,
@@ -2069,8 +2246,79 @@ fio version 3 iolog
                 "8,16"
             )
         );
-        // The FWS flush, the discard and the pass-through are other operations.
-        assert_eq!(rd.other_ops(), 3);
+        // The discard is a trim of its range.
+        assert_eq!(
+            r[4],
+            op_rec(
+                Time::ns(5_000_000 - 9_012),
+                Op::Trim,
+                4096 * 512,
+                2048 * 512,
+                "8,0"
+            )
+        );
+        // The SCSI pass-through is the only other operation.
+        assert_eq!(rd.other_ops(), 1);
+    }
+
+    #[test]
+    fn blkparse_discards_and_flushes() {
+        let text = "\
+  8,0 0 1 0.000100 1 D  FN [kworker]
+  8,0 0 2 0.000200 1 D FWS [jbd2]
+  8,0 0 3 0.000300 1 D FWS 64 + 0 [jbd2]
+  8,0 0 4 0.000400 1 D FWS 64 + 8 [jbd2]
+  8,0 0 5 0.000500 1 D WFS 72 + 8 [jbd2]
+  8,0 0 6 0.000600 1 D   D 1000 + 2048 [fstrim]
+  8,0 0 7 0.000700 1 D  DS [blkdiscard]
+  8,0 0 8 0.000800 1 Q   D 5000 + 8 [fstrim]
+  8,0 0 9 0.000900 1 D   N [x]
+";
+        let mut rd = reader(text, TraceFormat::Blkparse);
+        let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
+        let ops: Vec<(Op, u64, u64)> = r.iter().map(|x| (x.op, x.offset, x.len)).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (Op::Flush, 0, 0),
+                (Op::Flush, 0, 0),
+                (Op::Flush, 0, 0),
+                // A preflush or FUA write with data is a write.
+                (Op::Write, 64 * 512, 4096),
+                (Op::Write, 72 * 512, 4096),
+                (Op::Trim, 1000 * 512, 2048 * 512),
+            ]
+        );
+        assert_eq!(r[5].time, Time::us(500));
+        // The discard without sectors is counted, not replayed; the Q event
+        // and the N event are skipped.
+        assert_eq!(rd.other_ops(), 1);
+        let st = stats(reader(text, TraceFormat::Blkparse), &TraceFilter::default()).unwrap();
+        assert_eq!(
+            (st.records, st.writes, st.trims, st.flushes, st.other),
+            (6, 2, 1, 3, 1)
+        );
+        assert_eq!(st.trim_bytes, 2048 * 512);
+        // The trim sets the address space; only the two writes are footprint.
+        assert_eq!(st.max_end_bytes, (1000 + 2048) * 512);
+        assert_eq!(st.footprint_bytes, 2 * 4096);
+        // Errors: a zero-sector discard, a discard that is also a write, a
+        // discard range that overflows, a read without a range.
+        for (line, needle) in [
+            ("  8,0 0 1 0.1 1 D D 8 + 0 [a]\n", "zero-length request"),
+            ("  8,0 0 1 0.1 1 D WD 8 + 8 [a]\n", "more than one of R"),
+            ("  8,0 0 1 0.1 1 D RW 8 + 8 [a]\n", "more than one of R"),
+            (
+                "  8,0 0 1 0.1 1 D D 36028797018963967 + 8 [a]\n",
+                "overflows 64 bits",
+            ),
+            ("  8,0 0 1 0.1 1 D D 8 + 8388609 [a]\n", "larger than 4 GiB"),
+            ("  8,0 0 1 0.1 1 D R [a]\n", "needs 'SECTOR + COUNT'"),
+        ] {
+            let e = first_err(line, TraceFormat::Blkparse);
+            assert_eq!(e.line, 1, "{line}");
+            assert!(e.message.contains(needle), "{line}: {e}");
+        }
     }
 
     #[test]
@@ -2115,37 +2363,157 @@ fio version 3 iolog
     }
 
     #[test]
-    fn iolog_parses_and_counts_other_ops() {
+    fn iolog_parses_trims_and_syncs_as_records() {
         let mut rd = reader(IOLOG, TraceFormat::FioIolog);
         let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
-        assert_eq!(r.len(), 3);
-        assert_eq!(r[0], rec(Time::ZERO, true, 0, 4096, "/dev/nvme0n1"));
-        assert_eq!(r[1], rec(Time::ms(1), false, 8192, 4096, "/dev/nvme0n1"));
-        assert_eq!(r[2], rec(Time::ms(7), true, 4096, 131072, "/dev/nvme0n1"));
-        assert_eq!(rd.other_ops(), 2);
+        let dev = "/dev/nvme0n1";
+        assert_eq!(
+            r,
+            vec![
+                rec(Time::ZERO, true, 0, 4096, dev),
+                rec(Time::ms(1), false, 8192, 4096, dev),
+                op_rec(Time::ms(3), Op::Trim, 0, 4096, dev),
+                op_rec(Time::ms(4), Op::Flush, 0, 0, dev),
+                rec(Time::ms(7), true, 4096, 131072, dev),
+            ]
+        );
+        assert_eq!(rd.other_ops(), 0);
+        // fio writes OFFSET LENGTH for syncs too: checked, then dropped.
+        let text = "fio version 3 iolog\n0 f datasync 0 0\n1 f sync 4096 512\n";
+        let r = all(text, TraceFormat::FioIolog);
+        assert_eq!(r.len(), 2);
+        assert!(r
+            .iter()
+            .all(|x| (x.op, x.offset, x.len) == (Op::Flush, 0, 0)));
+        assert_eq!(r[1].time, Time::ms(1));
+    }
+
+    /// A v2 log: no timestamps, `wait` advances the replay clock.
+    const IOLOG_V2: &str = "\
+fio version 2 iolog
+/dev/sdb add
+/dev/sdb open
+/dev/sdb write 0 4096
+/dev/sdb read 4096 8192
+/dev/sdb wait 2500 0
+/dev/sdb trim 8192 65536
+/dev/sdb wait 99 0
+/dev/sdb sync 0 0
+/dev/sdb wait 1000
+/dev/sdb datasync
+/dev/sdb write 16384 4096
+/dev/sdb close
+";
+
+    #[test]
+    fn iolog_v2_parses_with_wait_clock() {
+        let mut rd = reader(IOLOG_V2, TraceFormat::FioIolog);
+        let r: Vec<TraceRecord> = rd.by_ref().map(|x| x.unwrap()).collect();
+        let d = "/dev/sdb";
+        assert_eq!(
+            r,
+            vec![
+                rec(Time::ZERO, true, 0, 4096, d),
+                rec(Time::ZERO, false, 4096, 8192, d),
+                // wait 2500 us; the wait of 99 us is discarded (below 100).
+                op_rec(Time::us(2500), Op::Trim, 8192, 65536, d),
+                op_rec(Time::us(2500), Op::Flush, 0, 0, d),
+                op_rec(Time::us(3500), Op::Flush, 0, 0, d),
+                rec(Time::us(3500), true, 16384, 4096, d),
+            ]
+        );
+        assert_eq!(rd.other_ops(), 0);
+        // Without waits every record is at time 0; a wait before the first
+        // record is not kept (times are relative to the first record).
+        let r = all(
+            "fio version 2 iolog\nf wait 5000 0\nf read 0 512\nf read 512 512\n",
+            TraceFormat::FioIolog,
+        );
+        assert!(r.iter().all(|x| x.time == Time::ZERO), "{r:?}");
         let st = stats(
-            reader(IOLOG, TraceFormat::FioIolog),
+            reader(IOLOG_V2, TraceFormat::FioIolog),
             &TraceFilter::default(),
         )
         .unwrap();
-        assert_eq!((st.records, st.other), (3, 2));
+        assert_eq!(
+            (st.records, st.reads, st.writes, st.trims, st.flushes),
+            (6, 1, 2, 1, 2)
+        );
+        assert_eq!(st.duration, Time::us(3500));
     }
 
     #[test]
-    fn iolog_v2_is_rejected() {
-        let e = first_err(
-            "fio version 2 iolog\n/dev/sda add\n/dev/sda open\n/dev/sda read 0 4096\n",
-            TraceFormat::FioIolog,
-        );
-        assert_eq!(e.line, 1);
+    fn iolog_v2_and_v3_are_detected() {
+        let lines: Vec<&str> = IOLOG_V2.lines().collect();
+        assert_eq!(detect("v2.log", &lines).unwrap(), TraceFormat::FioIolog);
+        let path = temp_file("iolog-v2", IOLOG_V2.as_bytes());
+        let r = TraceReader::open(&path, None).unwrap();
+        assert_eq!(r.format(), TraceFormat::FioIolog);
+        let recs: Vec<TraceRecord> = r.map(|x| x.unwrap()).collect();
+        assert_eq!(recs, all(IOLOG_V2, TraceFormat::FioIolog));
+        assert_eq!(recs.len(), 6);
+        let _ = std::fs::remove_file(path);
         assert_eq!(
-            e.message,
-            "fio iolog v2 (no timestamps) is not supported; use v3"
+            detect("v3.log", &["fio version 3 iolog", "0 f add"]).unwrap(),
+            TraceFormat::FioIolog
         );
-        let d = detect("x.log", &["fio version 2 iolog", "/dev/sda add"]).unwrap_err();
-        assert!(d.message.contains("use v3"), "{d}");
-        let e = first_err("fio version 3 iolog\n1 f wait 10\n", TraceFormat::FioIolog);
-        assert!(e.message.contains("wait"), "{e}");
+        // Other versions: an error naming both supported headers.
+        let d = detect("x.log", &["fio version 1 iolog", "f add"]).unwrap_err();
+        assert_eq!(d.line, 1);
+        assert!(
+            d.message
+                .contains("'fio version 2 iolog' or 'fio version 3 iolog'"),
+            "{d}"
+        );
+        // A broken v2 line is reported at its line by detection too.
+        let d = detect("x.log", &["fio version 2 iolog", "f add", "f read 0"]).unwrap_err();
+        assert_eq!(d.line, 3, "{d}");
+    }
+
+    #[test]
+    fn iolog_malformed_lines_name_the_line() {
+        let v2 = "fio version 2 iolog\nf add\nf open\nf read 0 4096\n";
+        let cases: [(&str, usize, &str); 13] = [
+            (
+                "f read 0\n",
+                5,
+                "takes 4 fields (FILENAME ACTION OFFSET LENGTH), found 3",
+            ),
+            ("f open 0\n", 5, "takes 2 fields (FILENAME ACTION), found 3"),
+            ("f trim 0 x\n", 5, "LENGTH 'x'"),
+            ("f write -1 4096\n", 5, "OFFSET '-1'"),
+            ("f sync 0\n", 5, "takes 2 or 4 fields"),
+            ("f wait\n", 5, "'wait' takes 3 or 4 fields"),
+            ("f wait 1.5 0\n", 5, "wait time (microseconds) '1.5'"),
+            ("f munch 0 1\n", 5, "unknown action 'munch'"),
+            ("\n# c\nlonely\n", 7, "expected 'FILENAME ACTION"),
+            ("0 f read 0 4096\n", 5, "v3 line"),
+            ("f trim 0 0\n", 5, "zero-length request"),
+            ("f trim 18446744073709551615 4096\n", 5, "overflows 64 bits"),
+            ("f write 0 4294967297\n", 5, "larger than 4 GiB"),
+        ];
+        for (tail, line, needle) in cases {
+            let e = first_err(&format!("{v2}{tail}"), TraceFormat::FioIolog);
+            assert_eq!(e.line, line, "{tail:?}: {e}");
+            assert!(e.message.contains(needle), "{tail:?}: {e}");
+        }
+        // v3: wait is not allowed, syncs take 3 or 5 fields, v2 lines are flagged.
+        for (tail, needle) in [
+            ("1 f wait 10 0\n", "'wait' is not allowed in a v3 iolog"),
+            ("1 f sync 0\n", "takes 3 or 5 fields"),
+            ("f read 0 4096\n", "v2 line"),
+            ("1 f trim 0 0\n", "zero-length request"),
+        ] {
+            let e = first_err(
+                &format!("fio version 3 iolog\n{tail}"),
+                TraceFormat::FioIolog,
+            );
+            assert_eq!(e.line, 2, "{tail:?}: {e}");
+            assert!(e.message.contains(needle), "{tail:?}: {e}");
+        }
+        let e = first_err("fio version 4 iolog\n", TraceFormat::FioIolog);
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("version '4' is not supported"), "{e}");
     }
 
     #[test]
@@ -2416,6 +2784,9 @@ fio version 3 iolog
         assert_eq!(s.apply(3 * cap + 1000, 4096, cap, 512), (cap / 4 * 3, 4096));
         assert_eq!(s.apply(u64::MAX, 4096, cap, 4096), (cap - 4096, 4096));
         assert_eq!(Remap::Scale { max_offset: 0 }.apply(77, 8, cap, 1), (0, 8));
+        // A flush has no range: (0, 0) stays (0, 0).
+        assert_eq!(Remap::Wrap.apply(0, 0, cap, 4096), (0, 0));
+        assert_eq!(s.apply(0, 0, cap, 4096), (0, 0));
     }
 
     #[test]
@@ -2456,13 +2827,47 @@ fio version 3 iolog
         assert!(text.contains("requests       4 (reads 2 = 50.0%"), "{text}");
         assert!(text.contains("footprint      80 KiB"), "{text}");
         assert!(text.contains("inter-arrival  p50 1.000s"), "{text}");
-        // Blkparse: flush, discard and pass-through are "other".
+        // Blkparse: the flush and the discard are requests, the
+        // pass-through is "other".
         let st = stats(
             reader(BLKPARSE, TraceFormat::Blkparse),
             &TraceFilter::default(),
         )
         .unwrap();
-        assert_eq!((st.records, st.other), (3, 3));
+        assert_eq!((st.records, st.trims, st.flushes, st.other), (5, 1, 1, 1));
+        // iolog: trims and flushes in the counts, the text and the JSON.
+        let st = stats(
+            reader(IOLOG, TraceFormat::FioIolog),
+            &TraceFilter::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            (st.records, st.reads, st.writes, st.trims, st.flushes, st.other),
+            (5, 1, 2, 1, 1, 0)
+        );
+        assert_eq!((st.trim_bytes, st.read_bytes), (4096, 4096));
+        // Trims extend the address space but not the footprint or the
+        // read/write size histogram; all five requests are timed.
+        assert_eq!(st.max_end_bytes, 4096 + 131072);
+        assert_eq!(st.footprint_bytes, 33 * 4096);
+        assert_eq!(st.size_histogram.iter().map(|b| b.count).sum::<u64>(), 3);
+        assert_eq!(st.interarrival.samples, 4);
+        let text = st.to_text();
+        assert!(
+            text.contains(
+                "requests       5 (reads 1 = 20.0%, writes 2 = 40.0%, trims 1 = 20.0%, flushes 1 = 20.0%)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("bytes          read 4 KiB, written 132 KiB, trimmed 4 KiB"),
+            "{text}"
+        );
+        assert!(!text.contains("other ops"), "{text}");
+        let json = serde_json::to_value(&st).unwrap();
+        assert_eq!(json["trims"], 1);
+        assert_eq!(json["flushes"], 1);
+        assert_eq!(json["trim_bytes"], 4096);
         let st = stats(
             reader(BLKPARSE, TraceFormat::Blkparse),
             &TraceFilter {
@@ -2735,6 +3140,7 @@ fio version 3 iolog
         let valid: Vec<&str> = TraceFormat::ALL
             .iter()
             .flat_map(|f| sample(*f).lines())
+            .chain(IOLOG_V2.lines())
             .collect();
         for i in 0..2000 {
             let line = valid[i % valid.len()];
@@ -2747,6 +3153,10 @@ fio version 3 iolog
             with_prefix.push(b'\n');
             with_prefix.extend_from_slice(&m);
             drain(&with_prefix);
+            // After the v2 header.
+            let mut v2 = b"fio version 2 iolog\n".to_vec();
+            v2.extend_from_slice(&m);
+            drain(&v2);
         }
     }
 
