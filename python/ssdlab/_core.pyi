@@ -53,3 +53,10 @@ def run(
     stop: Optional[StopFlag] = ...,
 ) -> Tuple[str, float]: ...
 def check_value(v: Any) -> None: ...
+def trace_stats(
+    path: str,
+    format: Optional[str] = ...,
+    device: Optional[str] = ...,
+    start: Optional[str] = ...,
+    end: Optional[str] = ...,
+) -> str: ...

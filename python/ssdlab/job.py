@@ -120,6 +120,74 @@ class Job:
         return cls._make(text, source, name)
 
     @classmethod
+    def from_trace(
+        cls,
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        format: Optional[str] = None,
+        replay: str = "open",
+        iodepth: int = 32,
+        speed: Optional[float] = None,
+        device: Optional[str] = None,
+        start: Optional[str] = None,
+        end: Optional[str] = None,
+        remap: str = "wrap",
+        name: str = "trace",
+    ) -> "Job":
+        """Replay a block trace (MSR, SPC/UMass, blkparse, DiskSim/MQSim,
+        Alibaba, Tencent, fio iolog v2/v3), as ``ssdlab run --trace`` does.
+
+        :param format: the format name (default: detected from the first lines).
+        :param replay: ``"open"`` (requests at their trace times, divided by
+            ``speed``) or ``"closed"`` (as fast as ``iodepth`` outstanding
+            requests allow, in trace order).
+        :param device: replay only this device/volume (as written in the trace).
+        :param start: ``end``: time window of the trace to replay (``"10s"``).
+        :param remap: ``"wrap"`` (offset modulo capacity) or ``"scale"``
+            (spread the trace's address space over the drive).
+
+        The job is fio text with ssdlab's ``ssdlab_trace*`` options, so it
+        works wherever a :class:`Job` does (sweeps over ``job.iodepth`` or
+        ``job.ssdlab_trace_speed``, searches, pickling to workers).
+        """
+        p = os.path.abspath(os.fspath(path))
+        if ";" in p or "#" in p:
+            raise ValueError(f"trace path {p!r}: ';' and '#' start comments in fio job text; rename the file")
+        if replay not in ("open", "closed"):
+            raise ValueError(f"replay {replay!r}: expected 'open' or 'closed'")
+        opts: Dict[str, Optional[str]] = {"ssdlab_trace": p, "ssdlab_replay": replay}
+        if format is not None:
+            opts["ssdlab_trace_format"] = format
+        if replay == "closed":
+            opts["iodepth"] = str(int(iodepth))
+        if speed is not None:
+            opts["ssdlab_trace_speed"] = _fmt(speed)
+        if device is not None:
+            opts["ssdlab_trace_device"] = device
+        if start is not None:
+            opts["ssdlab_trace_start"] = start
+        if end is not None:
+            opts["ssdlab_trace_end"] = end
+        if remap != "wrap":
+            opts["ssdlab_trace_remap"] = remap
+        desc = f"trace {os.path.basename(p)} ({replay} loop" + (f" QD{iodepth}" if replay == "closed" else "") + ")"
+        return cls._make(_render([(name, opts)]), p, desc)
+
+    @staticmethod
+    def trace_stats(
+        path: Union[str, "os.PathLike[str]"],
+        *,
+        format: Optional[str] = None,
+        device: Optional[str] = None,
+        start: Optional[str] = None,
+        end: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Statistics of a block trace (as ``ssdlab trace stats``): request
+        counts per kind, bytes, size histogram, footprint, inter-arrival
+        percentiles. One streaming pass; constant memory."""
+        return json.loads(_core.trace_stats(os.fspath(path), format, device, start, end))
+
+    @classmethod
     def default(cls) -> "Job":
         """The built-in default workload: 4 KiB random read, QD32, 1M I/Os
         (the same as ``ssdlab run`` with no ``--job``)."""

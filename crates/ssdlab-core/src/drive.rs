@@ -27,7 +27,7 @@ use crate::stats::{DirStats, Sampler};
 use crate::units::{Lpn, Ppa, Time};
 use crate::workload::gen::{Io, JobGen};
 use crate::workload::pacing::Pacer;
-use crate::workload::trace::TraceReader;
+use crate::workload::trace::{Remap, TraceReader};
 use crate::workload::{Op, Replay, SqPriority, TraceSpec, Workload, WorkloadError};
 use std::collections::VecDeque;
 use std::fmt;
@@ -426,18 +426,30 @@ pub struct Drive {
 }
 
 /// A streaming trace reader for `ts` on a drive of `capacity` bytes.
+///
+/// `Remap::Scale { max_offset: 0 }` means "scale from the trace's own
+/// address space": one streaming pass over the trace learns it first.
 fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimError> {
-    let reader = TraceReader::open(&ts.path, ts.format).map_err(|e| {
+    let err = |e: crate::workload::trace::TraceError| {
         SimError::Workload(WorkloadError {
             file: e.file.clone(),
             line: e.line,
             option: None,
             message: e.message.clone(),
         })
-    })?;
+    };
+    let mut spec = ts.clone();
+    if spec.remap == (Remap::Scale { max_offset: 0 }) {
+        let r = TraceReader::open(&ts.path, ts.format).map_err(err)?;
+        let st = crate::workload::trace::stats(r, &ts.filter).map_err(err)?;
+        spec.remap = Remap::Scale {
+            max_offset: st.max_end_bytes,
+        };
+    }
+    let reader = TraceReader::open(&ts.path, ts.format).map_err(err)?;
     Ok(Source::Trace(Box::new(TraceSource {
         reader,
-        spec: ts.clone(),
+        spec,
         capacity,
         unit,
         overflow: VecDeque::new(),

@@ -313,3 +313,53 @@ fn ordering_is_deterministic() {
     assert_eq!(r1.flush.lat_ns, r2.flush.lat_ns);
     let _ = simulate_quiet;
 }
+
+#[test]
+fn ssdlab_trace_job_equals_the_trace_option() {
+    // An MSR trace replayed as a job (ssdlab_trace=, the form the Python API
+    // builds) and through RunSpec's trace (the CLI's --trace) gives the same run.
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-job-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let trace = dir.join("t.csv");
+    let mut text = String::new();
+    for i in 0..400u64 {
+        let op = if i % 3 == 0 { "Write" } else { "Read" };
+        text.push_str(&format!(
+            "{},hm,1,{op},{},{},100\n",
+            128166372003061629u64 + i * 20_000,
+            (i * 7919 % 4096) * 4096,
+            4096 * (1 + i % 4)
+        ));
+    }
+    std::fs::write(&trace, text).expect("write trace");
+    let job = dir.join("t.fio");
+    std::fs::write(
+        &job,
+        "[replay]\nssdlab_trace=t.csv\nssdlab_trace_format=msr\nssdlab_replay=closed\niodepth=4\nssdlab_trace_remap=scale\n",
+    )
+    .expect("write job");
+    let w = ssdlab_core::workload::fio::parse_file(&job).expect("parses");
+    let mut a = RunSpec::new(device(""), w, "job");
+    a.precondition = Precondition::Fill;
+    let ra = simulate_quiet(&a).expect("runs");
+    let b_wl = Workload {
+        trace: Some(TraceSpec {
+            path: trace.clone(),
+            format: Some(ssdlab_core::workload::trace::TraceFormat::Msr),
+            replay: Replay::Closed { iodepth: 4 },
+            filter: Default::default(),
+            remap: ssdlab_core::workload::trace::Remap::Scale { max_offset: 0 },
+        }),
+        ..Workload::default()
+    };
+    let rb = simulate_quiet(&RunSpec::new(device(""), b_wl, "trace")).expect("runs");
+    assert_eq!(ra.read.ios + ra.write.ios, 400);
+    assert_eq!(ra.read.lat_ns, rb.read.lat_ns);
+    assert_eq!(ra.write.lat_ns, rb.write.lat_ns);
+    assert_eq!(ra.sim_time_ns, rb.sim_time_ns);
+    // A trace option without the trace is an error at its line.
+    let e = ssdlab_core::workload::fio::parse_str("[j]\nrw=read\nssdlab_replay=closed\n", "x.fio")
+        .expect_err("no trace");
+    assert_eq!((e.line, e.option.as_deref()), (3, Some("ssdlab_replay")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -467,6 +467,53 @@ fn run(
     }
 }
 
+/// Statistics of a block trace (one streaming pass) as JSON: read/write/
+/// trim/flush mix, size histogram, footprint, inter-arrival percentiles.
+/// Raises `ssdlab.WorkloadError` naming the file and line of a malformed record.
+#[pyfunction]
+#[pyo3(signature = (path, format = None, device = None, start = None, end = None))]
+fn trace_stats(
+    py: Python<'_>,
+    path: &str,
+    format: Option<&str>,
+    device: Option<String>,
+    start: Option<&str>,
+    end: Option<&str>,
+) -> PyResult<String> {
+    use ssdlab_core::workload::trace::{stats, TraceError, TraceFilter, TraceFormat, TraceReader};
+    let fmt = format
+        .map(|f| f.parse::<TraceFormat>())
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("format: {e}")))?;
+    let time = |k: &str, v: Option<&str>| -> PyResult<Option<Time>> {
+        v.map(|s| parse_time(s).map_err(|e| PyValueError::new_err(format!("{k}: {}", e.0))))
+            .transpose()
+    };
+    let filter = TraceFilter {
+        device,
+        start: time("start", start)?,
+        end: time("end", end)?,
+    };
+    let werr = |e: TraceError| WorkloadError {
+        file: e.file.clone(),
+        line: e.line,
+        option: None,
+        message: e.message.clone(),
+    };
+    let path = path.to_string();
+    let out: Result<String, WorkloadError> = py.detach(move || {
+        let r = TraceReader::open(std::path::Path::new(&path), fmt).map_err(werr)?;
+        let st = stats(r, &filter).map_err(werr)?;
+        serde_json::to_string(&st).map_err(|e| WorkloadError {
+            file: path.clone(),
+            line: 0,
+            option: None,
+            message: e.to_string(),
+        })
+    });
+    out.map_err(|e| workload_error(py, e))
+}
+
 /// Check a Python value can be written in a device file (for early errors).
 #[pyfunction]
 fn check_value(v: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -490,5 +537,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time_ns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(check_value, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     Ok(())
 }

@@ -110,7 +110,9 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      random_distribution, kb_base, fsync, fdatasync, end_fsync, fsync_on_close, rate, rate_iops, \
      rate_process, thinktime, thinktime_blocks, thinktime_blocks_type, thinktime_iotime, \
      stonewall/wait_for_previous, new_group, wait_for, read_iolog, replay_no_stall, \
-     replay_time_scale, include, ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
+     replay_time_scale, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
+     ssdlab_trace_speed, ssdlab_trace_device, ssdlab_trace_start, ssdlab_trace_end, \
+     ssdlab_trace_remap), ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
      ssdlab_hot_access, ssdlab_lru_reuse, ssdlab_lru_mean";
 
 /// Supported options that take a value (`kb_base` is handled before the others).
@@ -160,6 +162,14 @@ const VALUED: &[&str] = &[
     "wait_for",
     "read_iolog",
     "replay_time_scale",
+    "ssdlab_trace",
+    "ssdlab_trace_format",
+    "ssdlab_replay",
+    "ssdlab_trace_speed",
+    "ssdlab_trace_device",
+    "ssdlab_trace_start",
+    "ssdlab_trace_end",
+    "ssdlab_trace_remap",
 ];
 
 /// Picoseconds per second.
@@ -328,6 +338,27 @@ struct Settings {
     replay_time_scale: u32,
     /// A replay option given (reported as ignored if there is no `read_iolog`).
     replay_option: Option<String>,
+    /// `ssdlab_trace=` and its options: a block trace as the job's I/O.
+    trace: TraceOptions,
+}
+
+/// `ssdlab_trace=FILE` and `ssdlab_trace_*` (ssdlab options fio ignores):
+/// replay a block trace of any supported format as a job, with the options
+/// of `ssdlab run --trace`.
+#[derive(Debug, Clone, Default)]
+struct TraceOptions {
+    /// The trace and where `ssdlab_trace=` was set.
+    path: Option<(PathBuf, Loc)>,
+    format: Option<TraceFormat>,
+    /// `ssdlab_replay=closed` (as fast as `iodepth` allows) rather than open (trace times).
+    closed: bool,
+    speed: Option<f64>,
+    filter: TraceFilter,
+    scale: bool,
+    /// The first `ssdlab_trace_*`/`ssdlab_replay` option given (an error without `ssdlab_trace`).
+    option: Option<Loc>,
+    /// Where `ssdlab_trace_speed` was set.
+    speed_at: Option<Loc>,
 }
 
 /// The `:N` suffix of `rw=`.
@@ -360,6 +391,7 @@ impl Default for Settings {
             replay_no_stall: false,
             replay_time_scale: 100,
             replay_option: None,
+            trace: TraceOptions::default(),
         }
     }
 }
@@ -683,6 +715,51 @@ impl Parser {
         spec.group = self.group;
         if let (Some(_), Some(at)) = (&spec.wait_for, s.wait_for_at) {
             self.waits.push((self.workload.jobs.len(), at));
+        }
+        if let Some(at) = &s.trace.option {
+            if s.trace.path.is_none() {
+                return Err(at.err(format!(
+                    "job '{name}': has no effect without ssdlab_trace=FILE (the trace to replay)",
+                    name = spec.name
+                )));
+            }
+        }
+        if let Some((path, at)) = s.trace.path.clone() {
+            if s.read_iolog.is_some() {
+                return Err(at.err(format!(
+                    "job '{}' replays one trace: give read_iolog or ssdlab_trace, not both",
+                    spec.name
+                )));
+            }
+            if let (true, Some(sat)) = (s.trace.closed, &s.trace.speed_at) {
+                return Err(sat.err(
+                    "applies to open-loop replay only (ssdlab_replay=closed runs as fast as \
+                     iodepth allows)",
+                ));
+            }
+            spec.read_iolog = Some(TraceSpec {
+                path,
+                format: s.trace.format,
+                replay: if s.trace.closed {
+                    Replay::Closed {
+                        iodepth: spec.iodepth,
+                    }
+                } else {
+                    Replay::Open {
+                        speed: s.trace.speed.unwrap_or(1.0),
+                    }
+                },
+                filter: s.trace.filter.clone(),
+                // Scale from the trace's own address space, learnt when the run starts.
+                remap: if s.trace.scale {
+                    Remap::Scale { max_offset: 0 }
+                } else {
+                    Remap::Wrap
+                },
+            });
+            self.workload.jobs.push(spec);
+            self.job_headers.push(header);
+            return Ok(());
         }
         match s.read_iolog {
             Some(path) => {
@@ -1276,6 +1353,56 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
                 return Err(format!("'{}' is not a file", path.display()));
             }
             st.read_iolog = Some(path);
+        }
+        "ssdlab_trace" => {
+            let path = relative_to(&at.file, v);
+            if !path.is_file() {
+                return Err(format!(
+                    "trace file '{}' does not exist or is not a file (relative paths are \
+                     relative to the job file's directory)",
+                    path.display()
+                ));
+            }
+            st.trace.path = Some((path, at.clone()));
+        }
+        "ssdlab_trace_format"
+        | "ssdlab_replay"
+        | "ssdlab_trace_speed"
+        | "ssdlab_trace_device"
+        | "ssdlab_trace_start"
+        | "ssdlab_trace_end"
+        | "ssdlab_trace_remap" => {
+            let t = &mut st.trace;
+            match key {
+                "ssdlab_trace_format" => t.format = Some(v.parse::<TraceFormat>()?),
+                "ssdlab_replay" => {
+                    t.closed = match v {
+                        "open" => false,
+                        "closed" => true,
+                        _ => return Err(format!("'{v}': expected open (trace timestamps) or closed (as fast as iodepth allows)")),
+                    }
+                }
+                "ssdlab_trace_speed" => {
+                    let x = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| *x > 0.0 && x.is_finite())
+                        .ok_or_else(|| format!("'{v}' must be a positive number (2 replays twice as fast)"))?;
+                    t.speed = Some(x);
+                    t.speed_at = Some(at.clone());
+                }
+                "ssdlab_trace_device" => t.filter.device = Some(v.to_string()),
+                "ssdlab_trace_start" => t.filter.start = Some(parse_time(v)?),
+                "ssdlab_trace_end" => t.filter.end = Some(parse_time(v)?),
+                _ => {
+                    t.scale = match v {
+                        "wrap" => false,
+                        "scale" => true,
+                        _ => return Err(format!("'{v}': expected wrap (offset modulo capacity) or scale (spread the trace's address space over the drive)")),
+                    }
+                }
+            }
+            t.option.get_or_insert_with(|| at.clone());
         }
         "replay_time_scale" => {
             let n = parse_int(v, kb)?;
