@@ -52,14 +52,48 @@ fn status_kb(key: &str) -> u64 {
         * 1024
 }
 
+/// Write an MSR-format trace of `n` random 4 KiB reads over `capacity`
+/// bytes, 10 us apart (a fixed linear congruential sequence).
+fn write_trace(path: &std::path::Path, n: u64, capacity: u64) -> Result<(), String> {
+    use std::io::Write as _;
+    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let blocks = (capacity / 4096).max(1);
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let off = ((x >> 11) % blocks) * 4096;
+        writeln!(
+            w,
+            "{},bench,0,Read,{off},4096,0",
+            128_166_372_000_000_000u64 + i * 100
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Run the benchmark cases.
 pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, String> {
-    let cases: [(&str, &str, Precondition); 4] = [
+    let trace = std::env::temp_dir().join(format!("ssdlab-bench-{}.csv", std::process::id()));
+    let trace_opts = format!(
+        "ssdlab_trace={}\nssdlab_trace_format=msr\nssdlab_replay=closed\niodepth=32",
+        trace.display()
+    );
+    let cases: [(&str, &str, Precondition); 6] = [
         (
             "randread-4k-qd32",
             "rw=randread\nbs=4k\niodepth=32",
             Precondition::Fill,
         ),
+        (
+            "randread-4k-qd32-zipf",
+            "rw=randread\nbs=4k\niodepth=32\nrandom_distribution=zipf:1.2",
+            Precondition::Fill,
+        ),
+        ("randread-4k-qd32-trace", &trace_opts, Precondition::Fill),
         (
             "randwrite-4k-qd32-steady",
             "rw=randwrite\nbs=4k\niodepth=32\nnorandommap",
@@ -81,14 +115,31 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
         }
-        let text = format!("[{name}]\n{opts}\nnumber_ios={ios}\n");
-        let w = fio::parse_str(&text, name).map_err(|e| e.to_string())?;
+        let text = if name.ends_with("-trace") {
+            // Not timed: the trace file is written before the case runs.
+            write_trace(&trace, ios, dev.capacity_bytes())?;
+            format!("[{name}]\n{opts}\n")
+        } else {
+            format!("[{name}]\n{opts}\nnumber_ios={ios}\n")
+        };
+        let w = fio::parse_str(&text, name).map_err(|e| e.to_string());
+        let w = match w {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = std::fs::remove_file(&trace);
+                return Err(e);
+            }
+        };
         let t0 = Instant::now();
         let mut d = Drive::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
             .map_err(|e| e.to_string())?;
         let pre_s = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        d.run(&mut |_| {}, &|| false).map_err(|e| e.to_string())?;
+        let ran = d.run(&mut |_| {}, &|| false).map_err(|e| e.to_string());
+        if name.ends_with("-trace") {
+            let _ = std::fs::remove_file(&trace);
+        }
+        ran?;
         let wall = t1.elapsed().as_secs_f64();
         out.push(Case {
             name: name.into(),

@@ -146,22 +146,98 @@ enum Source {
     Trace(Box<TraceSource>),
 }
 
-/// Streaming trace replay state (constant memory).
+/// Records per batch handed from the trace reader thread to the simulation.
+const TRACE_BATCH: usize = 4096;
+/// Batches in flight between them (memory: 4 x 4,096 records).
+const TRACE_BATCHES: usize = 4;
+
+/// One batch of replayable requests, or the trace's first error.
+type TraceBatch = Result<Vec<(Time, Io)>, WorkloadError>;
+
+/// Streaming trace replay state (constant memory). The trace is read,
+/// parsed, filtered and remapped on its own thread, a few batches ahead of
+/// the simulation, in trace order (so replay stays deterministic).
 struct TraceSource {
-    reader: TraceReader,
+    rx: std::sync::mpsc::Receiver<TraceBatch>,
+    batch: std::vec::IntoIter<(Time, Io)>,
+    /// The reader has ended (end of trace or error).
+    ended: bool,
     spec: TraceSpec,
-    capacity: u64,
-    unit: u64,
     /// Open loop: requests that arrived while the queue was full (arrival time, I/O).
     overflow: VecDeque<(Time, Io)>,
     /// Open loop: the next record, not yet arrived.
     next: Option<(Time, Io)>,
-    remapped: bool,
     /// Replay start (a `read_iolog` job that waited for others starts later).
     base: Time,
 }
 
 impl TraceSource {
+    /// Next kept record as an I/O in mapping units, with its (scaled) arrival time.
+    #[inline]
+    fn pull(&mut self) -> Result<Option<(Time, Io)>, WorkloadError> {
+        loop {
+            if let Some(x) = self.batch.next() {
+                return Ok(Some(x));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            match self.rx.recv() {
+                Ok(Ok(b)) => self.batch = b.into_iter(),
+                Ok(Err(e)) => {
+                    self.ended = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.ended = true;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+/// The reading side of a trace replay (runs on the reader thread).
+struct TraceFeed {
+    reader: TraceReader,
+    spec: TraceSpec,
+    capacity: u64,
+    unit: u64,
+}
+
+impl TraceFeed {
+    /// Send batches until the trace ends, an error (sent as the last
+    /// message) or the simulation drops its end of the channel.
+    fn run(mut self, tx: std::sync::mpsc::SyncSender<TraceBatch>) {
+        let mut batch = Vec::with_capacity(TRACE_BATCH);
+        loop {
+            match self.pull() {
+                Ok(Some(x)) => {
+                    batch.push(x);
+                    if batch.len() == TRACE_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(TRACE_BATCH));
+                        if tx.send(Ok(full)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Ok(None) => {
+                    if !batch.is_empty() {
+                        let _ = tx.send(Ok(batch));
+                    }
+                    return;
+                }
+                Err(e) => {
+                    if !batch.is_empty() && tx.send(Ok(std::mem::take(&mut batch))).is_err() {
+                        return;
+                    }
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+    }
+
     /// Next kept record as an I/O in mapping units, with its (scaled) arrival time.
     fn pull(&mut self) -> Result<Option<(Time, Io)>, WorkloadError> {
         loop {
@@ -201,9 +277,6 @@ impl TraceSource {
                 .apply(r.offset, r.len, self.capacity, self.unit);
             if len == 0 {
                 continue;
-            }
-            if (off, len) != (r.offset, r.len) {
-                self.remapped = true;
             }
             let t = match self.spec.replay {
                 Replay::Open { speed } => Time::from_secs_f64(
@@ -447,14 +520,24 @@ fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimE
         };
     }
     let reader = TraceReader::open(&ts.path, ts.format).map_err(err)?;
-    Ok(Source::Trace(Box::new(TraceSource {
+    let feed = TraceFeed {
         reader,
-        spec,
+        spec: spec.clone(),
         capacity,
         unit,
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel(TRACE_BATCHES);
+    std::thread::Builder::new()
+        .name("ssdlab-trace".into())
+        .spawn(move || feed.run(tx))
+        .map_err(|e| SimError::Device(format!("cannot start the trace reader thread: {e}")))?;
+    Ok(Source::Trace(Box::new(TraceSource {
+        rx,
+        batch: Vec::new().into_iter(),
+        ended: false,
+        spec,
         overflow: VecDeque::new(),
         next: None,
-        remapped: false,
         base: Time::ZERO,
     })))
 }

@@ -923,7 +923,7 @@ fn is_header(fmt: TraceFormat, line: &str) -> bool {
 
 /// Reads lines of at most [`MAX_LINE_BYTES`] into one reused buffer.
 struct Lines {
-    r: Box<dyn BufRead>,
+    r: Box<dyn BufRead + Send>,
     buf: Vec<u8>,
     line: usize,
 }
@@ -1052,7 +1052,7 @@ impl TraceReader {
     }
 
     /// Read a trace of a known format from `r`; `file` names it in errors.
-    pub fn from_reader(r: Box<dyn BufRead>, file: &str, format: TraceFormat) -> TraceReader {
+    pub fn from_reader(r: Box<dyn BufRead + Send>, file: &str, format: TraceFormat) -> TraceReader {
         TraceReader {
             lines: Lines {
                 r,
