@@ -225,26 +225,31 @@ def run_threads(tasks: List[_worker.Task], workers: Optional[int], progress: boo
     costs of worker processes; only the few Python steps of each point
     (building the handles, flattening the report) take turns on the GIL.
     Ctrl-C sets a shared stop flag that ends every running simulation."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
 
     n = len(tasks)
     results: List[Optional[Dict[str, Any]]] = [None] * n
     workers = max(1, min(workers or os.cpu_count() or 1, n))
     stop = _core.StopFlag()
     bar = _bar(n, desc, progress)
+    done: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
     ex = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ssdlab-sweep")
     try:
-        futs = {ex.submit(_worker.run_task, t, stop): i for i, t in enumerate(tasks)}
-        pending = set(futs)
-        while pending:
-            # A timeout keeps the main thread responsive to Ctrl-C.
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            for f in done:
-                i = futs[f]
-                results[i] = f.result()
-                if on_result:
-                    on_result(i, results[i])  # type: ignore[arg-type]
-                bar.update(1)
+        for i, t in enumerate(tasks):
+            ex.submit(_worker.run_task, t, stop).add_done_callback(lambda f, i=i: done.put((i, f)))
+        for _ in range(n):
+            while True:
+                try:
+                    # A timeout keeps the main thread responsive to Ctrl-C.
+                    i, f = done.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            results[i] = f.result()
+            if on_result:
+                on_result(i, results[i])  # type: ignore[arg-type]
+            bar.update(1)
     except BaseException:
         stop.set()
         ex.shutdown(wait=True, cancel_futures=True)

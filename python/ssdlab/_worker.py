@@ -38,6 +38,42 @@ def make_task(
     }
 
 
+# Validated handles of recent points, so that a sweep builds each distinct
+# device and job once per process (both are immutable; a failure is not cached).
+_HANDLES: "Dict[str, Any]" = {}
+_HANDLES_MAX = 256
+
+
+def _cached(key: str, make: Any) -> Any:
+    h = _HANDLES.get(key)
+    if h is None:
+        h = make()
+        if len(_HANDLES) >= _HANDLES_MAX:
+            _HANDLES.clear()
+        _HANDLES[key] = h
+    return h
+
+
+def _handles(task: Task) -> Tuple[Any, Any]:
+    from .device import Device
+    from .job import Job
+
+    text, source, overrides = task["device"]
+    jtext, jsource, jname = task["job"]
+    opts = task.get("job_options") or {}
+
+    def dev() -> Any:
+        return Device(text, source, overrides)._handle()
+
+    def job() -> Any:
+        j = Job.from_fio_text(jtext, jsource, jname)
+        return (j.with_(opts) if opts else j)._handle()
+
+    dkey = "d" + json.dumps([text, source, overrides], sort_keys=True, default=repr)
+    jkey = "j" + json.dumps([jtext, jsource, jname, opts], sort_keys=True, default=repr)
+    return _cached(dkey, dev), _cached(jkey, job)
+
+
 def run_task(task: Task, stop: Optional["_core.StopFlag"] = None) -> Dict[str, Any]:
     """Run one point; never raises for a bad point.
 
@@ -46,19 +82,11 @@ def run_task(task: Task, stop: Optional["_core.StopFlag"] = None) -> Dict[str, A
     """
     t0 = time.perf_counter()
     try:
-        from .device import Device
-        from .job import Job
-
-        text, source, overrides = task["device"]
-        dev = Device(text, source, overrides)
-        jtext, jsource, jname = task["job"]
-        job = Job.from_fio_text(jtext, jsource, jname)
-        if task.get("job_options"):
-            job = job.with_(task["job_options"])
+        dev, job = _handles(task)
         c0 = time.thread_time()
         out, core_s = _core.run(
-            dev._handle(),
-            job._handle(),
+            dev,
+            job,
             seed=int(task["seed"]),
             precondition=task["precondition"],
             stop=stop,
