@@ -133,7 +133,7 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct TraceArgs {
-    /// Replay this block trace (MSR, SPC, blkparse, DiskSim/MQSim, Alibaba, Tencent, fio iolog v3).
+    /// Replay this block trace (MSR, SPC, blkparse, DiskSim/MQSim, Alibaba, Tencent, fio iolog v2/v3).
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Trace format (default: detect).
