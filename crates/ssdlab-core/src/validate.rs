@@ -220,11 +220,195 @@ fn leak(s: &str) -> &'static str {
 /// Names of all scenarios.
 pub fn names() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = scenarios().iter().map(|s| s.name).collect();
+    v.push(SEED001_BUFFER);
+    v.push(SEED001_ORDER);
     v.push(SEED004);
     v
 }
 
 const SEED004: &str = "seed004-controllers";
+const SEED001_BUFFER: &str = "seed001-buffer-sweep";
+const SEED001_ORDER: &str = "seed001-flash-configs";
+
+/// Seed 001's workloads as job text: random 4 KiB reads at QD8 over the whole
+/// drive with the pattern's own locality (LRU: 70 % re-references at a mean
+/// stack distance of 200 blocks; hot/cold: 20 % of the space takes 80 % of
+/// the new references).
+fn seed001_job(pattern: &str) -> String {
+    let lru = if pattern.contains("lru") {
+        "ssdlab_lru_reuse=70%\nssdlab_lru_mean=200\n"
+    } else {
+        ""
+    };
+    format!("[{pattern}]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=40000\nssdlab_pattern={pattern}\n{lru}")
+}
+
+/// Read bandwidth (MB/s) of a seed 001 preset with `overrides`, under `pattern`.
+fn seed001_run(preset: &str, overrides: &[(&str, &str)], pattern: &str) -> Result<f64, String> {
+    let text = crate::config::preset_text(preset).ok_or(format!("no preset {preset}"))?;
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let device = crate::overrides::apply_str(&text, preset, &ov)
+        .and_then(|f| f.resolve(preset))
+        .map_err(|e| e.to_string())?;
+    let workload = fio::parse_str(&seed001_job(pattern), pattern).map_err(|e| e.to_string())?;
+    let r = simulate_quiet(&RunSpec::new(device, workload, pattern))
+        .map_err(|e| format!("{preset} {pattern}: {e}"))?;
+    Ok(r.read.bw_bytes_per_s / 1e6)
+}
+
+/// A finding of a seed, as a check: `reference` 1 = holds, or a ratio.
+fn finding(
+    out: &mut Vec<Check>,
+    scenario: &str,
+    metric: String,
+    reference: f64,
+    simulated: f64,
+    tol: f64,
+    source: &str,
+) {
+    let err = (simulated - reference) / reference * 100.0;
+    out.push(Check {
+        scenario: scenario.into(),
+        metric,
+        reference,
+        simulated,
+        error_pct: err,
+        tolerance_pct: tol,
+        source: source.into(),
+        pass: err.abs() <= tol,
+    });
+}
+
+/// Seed 001's buffer finding: on the SLC conventional-bus drive, Uniform
+/// gains nothing from a bigger FTL buffer (read cache here), while LRU and
+/// hot/cold+LRU gain steadily, pass the 80 MB/s two-bus flash limit from
+/// about 1 MB, and approach the 150 MB/s host interface with diminishing returns.
+fn seed001_buffer(out: &mut Vec<Check>) -> Result<(), String> {
+    let src = "seed 001, buffer-size experiment (Table 1: 512 KB - 4 MB LRU buffer, 2 buses x 40 MB/s, 150 MB/s host)";
+    let sizes = ["512KiB", "1MiB", "2MiB", "4MiB"];
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    for pattern in ["uniform", "lru", "hotcold_lru"] {
+        let mut bw = Vec::new();
+        for size in sizes {
+            bw.push(seed001_run(
+                "seed001-slc-conventional",
+                &[("cache.read_cache", size)],
+                pattern,
+            )?);
+        }
+        let curve = bw
+            .iter()
+            .map(|x| format!("{x:.1}"))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        if pattern == "uniform" {
+            finding(
+                out,
+                SEED001_BUFFER,
+                format!("uniform: 4 MiB / 512 KiB buffer bandwidth ratio ({curve} MB/s)"),
+                1.0,
+                bw[3] / bw[0],
+                3.0,
+                src,
+            );
+            finding(
+                out,
+                SEED001_BUFFER,
+                "uniform stays under the 80 MB/s flash-bus limit at 4 MiB (1=yes)".into(),
+                1.0,
+                b(bw[3] < 80.0),
+                0.0,
+                src,
+            );
+            continue;
+        }
+        finding(
+            out,
+            SEED001_BUFFER,
+            format!("{pattern}: gains at every buffer step (1=yes; {curve} MB/s)"),
+            1.0,
+            b(bw.windows(2).all(|w| w[1] > w[0])),
+            0.0,
+            src,
+        );
+        finding(
+            out,
+            SEED001_BUFFER,
+            format!("{pattern}: above the 80 MB/s flash-bus limit from 1 MiB (1=yes)"),
+            1.0,
+            b(bw[1] > 80.0),
+            0.0,
+            src,
+        );
+        finding(
+            out,
+            SEED001_BUFFER,
+            format!("{pattern}: diminishing returns, 2->4 MiB gain below 512K->1M gain (1=yes)"),
+            1.0,
+            b(bw[3] - bw[2] < bw[1] - bw[0]),
+            0.0,
+            src,
+        );
+        finding(
+            out,
+            SEED001_BUFFER,
+            format!("{pattern}: share of the 150 MB/s host limit at 4 MiB"),
+            0.95,
+            bw[3] / 150.0,
+            10.0,
+            src,
+        );
+    }
+    Ok(())
+}
+
+/// Seed 001's flash-configuration finding: ONFI SLC is fastest and
+/// conventional MLC slowest under every workload and both controller
+/// models; conventional SLC beats ONFI MLC.
+fn seed001_order(out: &mut Vec<Check>) -> Result<(), String> {
+    let src = "seed 001, flash configurations (Table 2 SLC/MLC x 40/133 MB/s bus, sequential and out-of-order controllers)";
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    for exec in ["sequential", "out-of-order"] {
+        for pattern in ["uniform", "lru", "hotcold_lru"] {
+            let mut bw = Vec::new();
+            for preset in [
+                "seed001-slc-onfi",
+                "seed001-slc-conventional",
+                "seed001-mlc-onfi",
+                "seed001-mlc-conventional",
+            ] {
+                bw.push(seed001_run(preset, &[("flash.execution", exec)], pattern)?);
+            }
+            let (slc_onfi, slc_conv, mlc_onfi, mlc_conv) = (bw[0], bw[1], bw[2], bw[3]);
+            let curve = format!(
+                "SLC-ONFI {slc_onfi:.1}, SLC-conv {slc_conv:.1}, MLC-ONFI {mlc_onfi:.1}, MLC-conv {mlc_conv:.1} MB/s"
+            );
+            finding(
+                out,
+                SEED001_ORDER,
+                format!("{exec}, {pattern}: SLC-ONFI fastest and MLC-conventional slowest (1=yes; {curve})"),
+                1.0,
+                b(slc_onfi >= slc_conv.max(mlc_onfi).max(mlc_conv)
+                    && mlc_conv <= slc_conv.min(mlc_onfi)),
+                0.0,
+                src,
+            );
+            finding(
+                out,
+                SEED001_ORDER,
+                format!("{exec}, {pattern}: SLC-conventional beats MLC-ONFI (1=yes)"),
+                1.0,
+                b(slc_conv > mlc_onfi),
+                0.0,
+                src,
+            );
+        }
+    }
+    Ok(())
+}
 
 /// One seed-004 design's results.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -401,6 +585,14 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
                 pass: err.abs() <= m.tolerance_pct,
             });
         }
+    }
+    if filter.is_none_or(|f| SEED001_BUFFER.contains(f)) {
+        on_start(SEED001_BUFFER);
+        seed001_buffer(&mut out)?;
+    }
+    if filter.is_none_or(|f| SEED001_ORDER.contains(f)) {
+        on_start(SEED001_ORDER);
+        seed001_order(&mut out)?;
     }
     if filter.is_none_or(|f| SEED004.contains(f)) {
         on_start(SEED004);
