@@ -363,3 +363,68 @@ fn ssdlab_trace_job_equals_the_trace_option() {
     assert_eq!((e.line, e.option.as_deref()), (3, Some("ssdlab_replay")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The realistic job files shipped in tests/data/fio, run end to end on a
+/// 128 GB PM9A3-class drive with their runtimes cut to tens of milliseconds.
+#[test]
+fn shipped_job_files_run_end_to_end() {
+    let text = ssdlab_core::config::preset_text("pm9a3-960g").expect("preset");
+    let dev = ssdlab_core::overrides::apply_str(
+        &text,
+        "pm9a3-128g",
+        &[("nand.blocks_per_plane".into(), "680".into())],
+    )
+    .and_then(|f| f.resolve("pm9a3-128g"))
+    .expect("device");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fio");
+    let run = |name: &str| {
+        let mut w = ssdlab_core::workload::fio::parse_file(&dir.join(name)).expect("parses");
+        for j in &mut w.jobs {
+            j.runtime = j.runtime.map(|r| r.min(Time::ms(40)));
+            j.ramp_time = j.ramp_time.min(Time::ms(5));
+            j.io_size = j.io_size.map(|b| b.min(256 << 20));
+            if !j.time_based && j.runtime.is_none() {
+                j.number_ios = Some(j.number_ios.unwrap_or(u64::MAX).min(20_000));
+            }
+        }
+        let mut spec = RunSpec::new(dev.clone(), w, name);
+        spec.job_stats = true;
+        let (r, js) = simulate_with_jobs(&spec, &mut |_| {}, &|| false).expect(name);
+        (r, js.expect("job stats"))
+    };
+    // Four corners, one after another (each job has a stonewall).
+    let (_, js) = run("ssd-test.fio");
+    assert_eq!(js.len(), 4);
+    for w in js.windows(2) {
+        let (_, end) = w[0].span().expect("ran");
+        let (start, _) = w[1].span().expect("ran");
+        assert!(
+            start >= end,
+            "{} starts before {} ends",
+            w[1].name,
+            w[0].name
+        );
+    }
+    assert_eq!(
+        js.iter().map(|j| j.group()).collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    // OLTP: four rate-capped clones (20,000 read IOPS each, Poisson).
+    let (r, js) = run("mixed-oltp.fio");
+    assert_eq!(js.len(), 4);
+    assert!(r.read.iops < 4.0 * 20_000.0 * 1.1, "{}", r.read.iops);
+    assert!(r.read.ios > 0 && r.write.ios > 0);
+    // Hot spots: three jobs in groups 0, 1, 1.
+    let (r, js) = run("hotspot.fio");
+    assert_eq!(js.iter().map(|j| j.group()).collect::<Vec<_>>(), [0, 1, 1]);
+    assert!(r.read.ios > 0 && r.write.ios > 0);
+    // Trim phases: fill, trim, then writes with fsync and a capped reader.
+    let (r, js) = run("trim-phases.fio");
+    assert!(r.trim.ios > 0, "trims");
+    assert!(r.flush.ios > 0, "flushes");
+    let (_, fill_end) = js[0].span().expect("fill ran");
+    let (trim_start, trim_end) = js[1].span().expect("trim ran");
+    let (write_start, _) = js[2].span().expect("writes ran");
+    let (read_start, _) = js[3].span().expect("reader ran");
+    assert!(trim_start >= fill_end && write_start >= trim_end && read_start >= fill_end);
+}
