@@ -347,13 +347,17 @@ fn bucket_map(
 }
 
 fn job_options(s: &JobSpec) -> Value {
-    let rw = match (s.rw.random, s.rw.read_pct) {
-        (false, 100) => "read",
-        (false, 0) => "write",
-        (false, _) => "rw",
-        (true, 100) => "randread",
-        (true, 0) => "randwrite",
-        (true, _) => "randrw",
+    use crate::workload::TrimMode;
+    let rw = match (s.trim, s.rw.random, s.rw.read_pct) {
+        (TrimMode::Only, false, _) => "trim",
+        (TrimMode::Only, true, _) => "randtrim",
+        (TrimMode::TrimWrite, _, _) => "trimwrite",
+        (_, false, 100) => "read",
+        (_, false, 0) => "write",
+        (_, false, _) => "rw",
+        (_, true, 100) => "randread",
+        (_, true, 0) => "randwrite",
+        (_, true, _) => "randrw",
     };
     let mut m = Map::new();
     m.insert("rw".into(), json!(rw));
@@ -392,6 +396,49 @@ fn job_options(s: &JobSpec) -> Value {
     }
     if s.norandommap {
         m.insert("norandommap".into(), json!(""));
+    }
+    // Per-direction values as fio lists them: "r,w,t" with empty fields unset.
+    let dirs = |v: &[Option<u64>; 3]| -> Option<String> {
+        v.iter().any(Option::is_some).then(|| {
+            v.iter()
+                .map(|x| x.map_or(String::new(), |n| n.to_string()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+    };
+    if let Some(r) = dirs(&s.rate) {
+        m.insert("rate".into(), json!(r));
+    }
+    if let Some(r) = dirs(&s.rate_iops) {
+        m.insert("rate_iops".into(), json!(r));
+    }
+    if s.rate_process == crate::workload::RateProcess::Poisson {
+        m.insert("rate_process".into(), json!("poisson"));
+    }
+    if s.thinktime > Time::ZERO {
+        m.insert(
+            "thinktime".into(),
+            json!(format!("{}", s.thinktime.as_ns() / 1000)),
+        );
+        m.insert(
+            "thinktime_blocks".into(),
+            json!(s.thinktime_blocks.to_string()),
+        );
+    }
+    if s.fsync > 0 {
+        m.insert("fsync".into(), json!(s.fsync.to_string()));
+    }
+    if s.end_fsync {
+        m.insert("end_fsync".into(), json!("1"));
+    }
+    if s.stonewall {
+        m.insert("stonewall".into(), json!(""));
+    }
+    if let Some(w) = &s.wait_for {
+        m.insert("wait_for".into(), json!(w));
+    }
+    if let Some(t) = &s.read_iolog {
+        m.insert("read_iolog".into(), json!(t.path.display().to_string()));
     }
     Value::Object(m)
 }
