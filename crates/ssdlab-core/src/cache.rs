@@ -321,6 +321,12 @@ impl DataCache {
         Some(self.epoch)
     }
 
+    /// Host versions not yet on flash, by the flush-epoch counters and by the
+    /// write-buffer occupancy; the two must agree (an invariant for tests).
+    pub fn unflushed_check(&self) -> (u64, u64) {
+        (self.unflushed.iter().sum(), self.host_used)
+    }
+
     /// Has every host version written before `barrier` reached flash (or been
     /// overwritten or trimmed)?
     pub fn flushed(&mut self, barrier: u32) -> bool {
