@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 # Fields that are not metrics of one run, or not scalars.
-_SKIP_TOP = {"schema", "version", "ignored_options", "timeseries", "read", "write", "inputs"}
+_SKIP_TOP = {"schema", "version", "ignored_options", "timeseries", "read", "write", "trim", "flush", "inputs"}
 _LAT_KEYS = ["min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]
 
 
@@ -55,15 +55,17 @@ def run_metrics(report: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def flatten(report: Dict[str, Any]) -> Dict[str, Any]:
-    """One flat row: ``read_*`` and ``write_*`` direction metrics, totals
-    (``iops``, ``bw_bytes_per_s``) and :func:`run_metrics`."""
+    """One flat row: ``read_*``, ``write_*``, ``trim_*`` and ``flush_*``
+    direction metrics, totals of reads and writes (``iops``,
+    ``bw_bytes_per_s``) and :func:`run_metrics`."""
     row: Dict[str, Any] = {}
     tot_iops = 0.0
     tot_bw = 0.0
-    for d in ("read", "write"):
+    for d in ("read", "write", "trim", "flush"):
         m = direction_metrics(report.get(d, {}) or {})
-        tot_iops += float(m["iops"] or 0.0)
-        tot_bw += float(m["bw_bytes_per_s"] or 0.0)
+        if d in ("read", "write"):
+            tot_iops += float(m["iops"] or 0.0)
+            tot_bw += float(m["bw_bytes_per_s"] or 0.0)
         for k, v in m.items():
             row[f"{d}_{k}"] = v
     row["iops"] = tot_iops

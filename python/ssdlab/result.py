@@ -151,6 +151,10 @@ class Result:
         self.events: int = r.get("events", 0)
         self.read: Direction = Direction.from_dict(r.get("read", {}) or {})
         self.write: Direction = Direction.from_dict(r.get("write", {}) or {})
+        #: Trims (NVMe Dataset Management, deallocate); bytes are the ranges trimmed.
+        self.trim: Direction = Direction.from_dict(r.get("trim", {}) or {})
+        #: NVMe Flush commands (no bytes).
+        self.flush: Direction = Direction.from_dict(r.get("flush", {}) or {})
         self.waf: float = r.get("waf", 0.0)
         self.gc: Gc = _pick(Gc, r.get("gc", {}))
         self.flash: FlashOps = _pick(FlashOps, r.get("flash", {}))
@@ -227,14 +231,14 @@ class Result:
 
     def to_pandas(self) -> "pd.DataFrame":
         """One row per direction that completed I/Os (``direction`` = read /
-        write), with that direction's metrics (``iops``, ``bw_bytes_per_s``,
+        write / trim / flush), with that direction's metrics (``iops``, ``bw_bytes_per_s``,
         ``lat_<p>_ns``, ...) and every run-level metric (``waf``, ``gc_*``,
         ``util_*``, ``device_*``, ...)."""
         import pandas as pd
 
         common = run_metrics(self._r)
         rows = []
-        for d in ("read", "write"):
+        for d in ("read", "write", "trim", "flush"):
             m = direction_metrics(self._r.get(d, {}) or {})
             if m["ios"] or (d == "read" and not (self._r.get("write", {}) or {}).get("ios")):
                 rows.append({"direction": d, **m, **common})

@@ -57,3 +57,17 @@ def test_trace_errors_name_file_and_line(tmp_path, small):
         ssdlab.Job.from_trace(tmp_path / "missing.csv")
     with pytest.raises(ValueError):
         ssdlab.Job.from_trace(bad, replay="sideways")
+
+
+def test_trims_and_flushes_reach_python(small):
+    job = ssdlab.Job.from_fio_text(
+        "[w]\nrw=randwrite\nbs=4k\niodepth=4\nnumber_ios=400\nfsync=8\n"
+        "[t]\nstonewall\nrw=randtrim\nbs=4k,4k,16k\niodepth=2\nnumber_ios=100\n"
+    )
+    r = ssdlab.run(small, job, sample_interval=None)
+    assert r.write.ios == 400 and r.flush.ios == 50 and r.trim.ios == 100
+    assert r.trim.bytes == 100 * 16384
+    assert set(r.to_pandas()["direction"]) == {"write", "trim", "flush"}
+    row = ssdlab.sweep(small, job, grid={"job.iodepth": [2]}, backend="sequential", progress=False).iloc[0]
+    assert row["flush_ios"] == 50 and row["trim_ios"] == 100
+    assert row["flush_lat_p99_ns"] > 0
