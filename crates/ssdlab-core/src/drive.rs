@@ -206,6 +206,20 @@ struct TraceFeed {
 }
 
 impl TraceFeed {
+    /// When a record stamped `time` (since the trace's first record) is
+    /// submitted: open loop, its time from the window start divided by the
+    /// speed-up; closed loop, as soon as the queue has room (zero).
+    fn arrival(&self, time: Time) -> Time {
+        match self.spec.replay {
+            Replay::Open { speed } => Time::from_secs_f64(
+                time.saturating_sub(self.spec.filter.start.unwrap_or(Time::ZERO))
+                    .as_secs_f64()
+                    / speed,
+            ),
+            Replay::Closed { .. } => Time::ZERO,
+        }
+    }
+
     /// Send batches until the trace ends, an error (sent as the last
     /// message) or the simulation drops its end of the channel.
     fn run(mut self, tx: std::sync::mpsc::SyncSender<TraceBatch>) {
@@ -254,16 +268,7 @@ impl TraceFeed {
                 if !self.spec.filter.keep(&r) {
                     continue;
                 }
-                let t = match self.spec.replay {
-                    Replay::Open { speed } => Time::from_secs_f64(
-                        r.time
-                            .saturating_sub(self.spec.filter.start.unwrap_or(Time::ZERO))
-                            .as_secs_f64()
-                            / speed,
-                    ),
-                    Replay::Closed { .. } => Time::ZERO,
-                };
-                return Ok(Some((t, Io::FLUSH)));
+                return Ok(Some((self.arrival(r.time), Io::FLUSH)));
             }
             if !self.spec.filter.keep(&r) {
                 if self.spec.filter.end.is_some_and(|e| r.time >= e) {
@@ -278,15 +283,7 @@ impl TraceFeed {
             if len == 0 {
                 continue;
             }
-            let t = match self.spec.replay {
-                Replay::Open { speed } => Time::from_secs_f64(
-                    r.time
-                        .saturating_sub(self.spec.filter.start.unwrap_or(Time::ZERO))
-                        .as_secs_f64()
-                        / speed,
-                ),
-                Replay::Closed { .. } => Time::ZERO,
-            };
+            let t = self.arrival(r.time);
             return Ok(Some((
                 t,
                 Io {
