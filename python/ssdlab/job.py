@@ -135,7 +135,7 @@ class Job:
         name: str = "trace",
     ) -> "Job":
         """Replay a block trace (MSR, SPC/UMass, blkparse, DiskSim/MQSim,
-        Alibaba, Tencent, fio iolog v2/v3), as ``ssdlab run --trace`` does.
+        Alibaba, Tencent, fio iolog v2/v3, blktrace binary), as ``ssdlab run --trace`` does.
 
         :param format: the format name (default: detected from the first lines).
         :param replay: ``"open"`` (requests at their trace times, divided by

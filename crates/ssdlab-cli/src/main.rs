@@ -133,10 +133,10 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct TraceArgs {
-    /// Replay this block trace (MSR, SPC, blkparse, DiskSim/MQSim, Alibaba, Tencent, fio iolog v2/v3).
+    /// Replay this block trace (MSR, SPC, blkparse text, blktrace binary (per-CPU files merged), DiskSim/MQSim, Alibaba, Tencent, fio iolog v2/v3).
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Trace format (default: detect).
+    /// Trace format (default: detect): msr, spc, blkparse, blktrace, disksim, alibaba, tencent, iolog.
     #[arg(long, requires = "trace")]
     trace_format: Option<String>,
     /// Open loop (trace timestamps) or closed loop (fixed queue depth).
