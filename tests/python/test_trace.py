@@ -71,3 +71,7 @@ def test_trims_and_flushes_reach_python(small):
     row = ssdlab.sweep(small, job, grid={"job.iodepth": [2]}, backend="sequential", progress=False).iloc[0]
     assert row["flush_ios"] == 50 and row["trim_ios"] == 100
     assert row["flush_lat_p99_ns"] > 0
+    # the parsed jobs show the new options
+    w, t = job.jobs
+    assert (w["fsync"], w["group"], w["stonewall"]) == (8, 0, False)
+    assert (t["trim"], t["trim_bs"], t["group"], t["stonewall"]) == ("only", 16384, 1, True)

@@ -224,6 +224,19 @@ impl WorkloadHandle {
                     "ramp_time_ns": j.ramp_time.as_ns(),
                     "randseed": j.randseed,
                     "norandommap": j.norandommap,
+                    "trim": format!("{:?}", j.trim).to_lowercase(),
+                    "trim_bs": j.trim_bs,
+                    "fsync": j.fsync,
+                    "end_fsync": j.end_fsync,
+                    "rate": j.rate,
+                    "rate_iops": j.rate_iops,
+                    "rate_process": format!("{:?}", j.rate_process).to_lowercase(),
+                    "thinktime_ns": j.thinktime.as_ns(),
+                    "thinktime_blocks": j.thinktime_blocks,
+                    "stonewall": j.stonewall,
+                    "wait_for": j.wait_for,
+                    "group": j.group,
+                    "replay": j.read_iolog.as_ref().map(|t| t.path.display().to_string()),
                 })
             })
             .collect();
