@@ -716,6 +716,32 @@ impl Parser {
         if let (Some(_), Some(at)) = (&spec.wait_for, s.wait_for_at) {
             self.waits.push((self.workload.jobs.len(), at));
         }
+        // Options that only qualify another one: listed when that one is absent,
+        // as they have no effect (fio ignores them too).
+        if spec.thinktime == Time::ZERO {
+            for (given, key) in [
+                (spec.thinktime_blocks != 1, "thinktime_blocks"),
+                (spec.thinktime_blocks_issue, "thinktime_blocks_type"),
+                (spec.thinktime_iotime > Time::ZERO, "thinktime_iotime"),
+            ] {
+                if given {
+                    ignore(
+                        &mut self.workload.ignored,
+                        key,
+                        "no thinktime is set, so (as in fio) it has no effect",
+                    );
+                }
+            }
+        }
+        if spec.rate_process == super::RateProcess::Poisson
+            && spec.rate.iter().chain(&spec.rate_iops).all(Option::is_none)
+        {
+            ignore(
+                &mut self.workload.ignored,
+                "rate_process",
+                "no rate or rate_iops is set, so (as in fio) it has no effect",
+            );
+        }
         if let Some(at) = &s.trace.option {
             if s.trace.path.is_none() {
                 return Err(at.err(format!(
@@ -3332,6 +3358,18 @@ group_reporting
         let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
         assert_eq!(names, ["rate_min", "rate_iops_min", "rate_cycle"]);
         assert!(w.ignored[0].reason.contains("reports the achieved rate"));
+    }
+
+    #[test]
+    fn qualifiers_without_their_option_are_listed_as_ignored() {
+        let w = parse("[j]\nrw=randread\nthinktime_blocks=4\nrate_process=poisson\n");
+        let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
+        assert!(
+            names.contains(&"thinktime_blocks") && names.contains(&"rate_process"),
+            "{names:?}"
+        );
+        let w = parse("[j]\nrw=randread\nthinktime=10\nthinktime_blocks=4\nrate_iops=100\nrate_process=poisson\n");
+        assert!(w.ignored.is_empty(), "{:?}", w.ignored);
     }
 
     #[test]
