@@ -169,6 +169,10 @@ struct TraceSource {
     next: Option<(Time, Io)>,
     /// Replay start (a `read_iolog` job that waited for others starts later).
     base: Time,
+    /// A replay job's `ramp_time + runtime`, counted from its start.
+    limit: Option<Time>,
+    /// Absolute end of the replay (`base + limit`), once started.
+    deadline: Option<Time>,
 }
 
 impl TraceSource {
@@ -536,6 +540,8 @@ fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimE
         overflow: VecDeque::new(),
         next: None,
         base: Time::ZERO,
+        limit: None,
+        deadline: None,
     })))
 }
 
@@ -634,7 +640,11 @@ impl Drive {
                 let pacer = Pacer::new(job, js.wrapping_add(clone as u64)).map(Box::new);
                 let (gen, depth) = match &job.read_iolog {
                     Some(ts) => {
-                        let src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
+                        let mut src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
+                        if let (Source::Trace(t), Some(r)) = (&mut src, job.runtime) {
+                            // fio stops a replay at its runtime too.
+                            t.limit = Some(job.ramp_time + r);
+                        }
                         let depth = match ts.replay {
                             Replay::Closed { iodepth } => iodepth,
                             Replay::Open { .. } => {
@@ -1112,7 +1122,10 @@ impl Drive {
         }
         match &mut h.gen {
             Source::Job(g) => g.start_at(at),
-            Source::Trace(t) => t.base = at,
+            Source::Trace(t) => {
+                t.base = at;
+                t.deadline = t.limit.map(|l| at + l);
+            }
         }
         if h.open_trace() {
             return self.trace_schedule_next(q);
@@ -1150,6 +1163,7 @@ impl Drive {
                 None => {
                     let next = match &mut h.gen {
                         Source::Job(g) => g.next_io(at),
+                        Source::Trace(t) if t.deadline.is_some_and(|d| at >= d) => None,
                         Source::Trace(t) => match t.pull() {
                             Ok(x) => x.map(|(_, io)| io),
                             Err(e) => {
@@ -1280,7 +1294,10 @@ impl Drive {
         let Source::Trace(t) = &mut h.gen else {
             return Ok(());
         };
-        match t.pull().map_err(SimError::Workload)? {
+        let next = t.pull().map_err(SimError::Workload)?;
+        // A replay job with a runtime ends there.
+        let next = next.filter(|(at, _)| t.deadline.is_none_or(|d| t.base + *at < d));
+        match next {
             Some((at, io)) => {
                 t.next = Some((at, io));
                 self.q.at((t.base + at).max(now), Event::TraceArrival { q });

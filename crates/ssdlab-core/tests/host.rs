@@ -464,3 +464,50 @@ fn flush_accounting_holds_under_mixed_writes_trims_and_flushes() {
         assert!(d.flush.ios > 440, "seed {seed}: {} flushes", d.flush.ios);
     }
 }
+
+#[test]
+fn replay_jobs_stop_at_their_runtime() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-replay-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("r.log");
+    let mut log = String::from("fio version 3 iolog\n0 /dev/x add\n");
+    for i in 0..100u64 {
+        log.push_str(&format!("{i} /dev/x read {} 4096\n", i * 4096));
+    }
+    std::fs::write(&path, log).expect("write log");
+    let spec = |replay| {
+        let mut j = job("replay", false, 100, 1, 4);
+        j.number_ios = None;
+        j.size = None;
+        j.runtime = Some(Time::ms(50));
+        j.read_iolog = Some(TraceSpec {
+            path: path.clone(),
+            format: None,
+            replay,
+            filter: Default::default(),
+            remap: ssdlab_core::workload::trace::Remap::Wrap,
+        });
+        j
+    };
+    // Open loop, one request per ms: the ones stamped 0..49 ms are replayed.
+    let (r, _) = run_jobs(
+        device(""),
+        vec![spec(Replay::Open { speed: 1.0 })],
+        Precondition::Fill,
+    );
+    assert_eq!(r.read.ios, 50);
+    // Closed loop: all 100 fit in far less than 50 ms ...
+    let (r, _) = run_jobs(
+        device(""),
+        vec![spec(Replay::Closed { iodepth: 4 })],
+        Precondition::Fill,
+    );
+    assert_eq!(r.read.ios, 100);
+    // ... but not in 200 us at QD1 (each read takes tens of microseconds).
+    let mut short = spec(Replay::Closed { iodepth: 1 });
+    short.iodepth = 1;
+    short.runtime = Some(Time::us(200));
+    let (r, _) = run_jobs(device(""), vec![short], Precondition::Fill);
+    assert!(r.read.ios > 0 && r.read.ios < 20, "{}", r.read.ios);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -783,6 +783,7 @@ impl Parser {
                     Remap::Wrap
                 },
             });
+            replay_ignores(&mut self.workload.ignored, &spec);
             self.workload.jobs.push(spec);
             self.job_headers.push(header);
             return Ok(());
@@ -805,6 +806,7 @@ impl Parser {
                     filter: TraceFilter::default(),
                     remap: Remap::Wrap,
                 });
+                replay_ignores(&mut self.workload.ignored, &spec);
             }
             None => {
                 if let Some(key) = &s.replay_option {
@@ -889,6 +891,40 @@ fn error(
         line,
         option: option.map(str::to_string),
         message: message.into(),
+    }
+}
+
+/// A job that replays a trace (`read_iolog`, `ssdlab_trace`) takes its
+/// directions, sizes and offsets from the trace: the generator options it
+/// was given have no effect, and are listed (compared with fio's defaults).
+/// `runtime` and `ramp_time` do apply (the replay stops at the runtime).
+fn replay_ignores(ignored: &mut Vec<IgnoredOption>, spec: &JobSpec) {
+    let d = JobSpec::default();
+    let reason = "the job replays a trace, which gives the I/O directions, sizes and offsets";
+    let set = [
+        (spec.rw != d.rw || spec.trim != d.trim, "rw"),
+        (spec.bs != d.bs || spec.block_sizes.is_some(), "bs"),
+        (spec.size.is_some(), "size"),
+        (spec.offset != 0, "offset"),
+        (spec.io_size.is_some(), "io_size"),
+        (spec.number_ios.is_some(), "number_ios"),
+        (
+            spec.random_distribution != d.random_distribution,
+            "random_distribution",
+        ),
+        (
+            spec.percentage_random != d.percentage_random,
+            "percentage_random",
+        ),
+        (spec.locality.is_some(), "ssdlab_pattern"),
+        (spec.fsync != 0, "fsync"),
+        (spec.end_fsync, "end_fsync"),
+        (spec.time_based, "time_based"),
+    ];
+    for (given, key) in set {
+        if given {
+            ignore(ignored, key, reason);
+        }
     }
 }
 
@@ -3358,6 +3394,19 @@ group_reporting
         let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
         assert_eq!(names, ["rate_min", "rate_iops_min", "rate_cycle"]);
         assert!(w.ignored[0].reason.contains("reports the achieved rate"));
+    }
+
+    #[test]
+    fn generator_options_of_replay_jobs_are_listed_as_ignored() {
+        let dir = std::env::temp_dir().join(format!("ssdlab-fio-replay-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("tmp");
+        std::fs::write(dir.join("x.log"), "fio version 3 iolog\n0 f add\n").expect("log");
+        let text = "[j]\nread_iolog=x.log\nrw=randwrite\nbs=64k\nnumber_ios=10\nruntime=5\n";
+        let w = parse_str(text, &dir.join("j.fio").display().to_string()).expect("parses");
+        let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
+        assert_eq!(names, ["rw", "bs", "number_ios"]);
+        assert_eq!(w.jobs[0].runtime, Some(Time::s(5)));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
