@@ -500,6 +500,9 @@ impl Pool {
     /// Serve one job of `service` arriving at `at` on the server that starts it earliest.
     #[inline]
     fn serve(&mut self, at: Time, service: Time) -> (Time, Time) {
+        if let [only] = self.servers.as_mut_slice() {
+            return only.reserve(at, service);
+        }
         let mut best = 0;
         let mut best_free = Time::MAX;
         for (i, s) in self.servers.iter().enumerate() {
@@ -521,6 +524,9 @@ impl Pool {
     }
     /// Time the earliest server is free.
     fn free_at(&self) -> Time {
+        if let [only] = self.servers.as_slice() {
+            return only.free_at();
+        }
         self.servers
             .iter()
             .map(|s| s.free_at())
@@ -551,6 +557,8 @@ pub struct Compute {
     pub host_controller: FifoServer,
     /// Operations per stage.
     pub ops: [u64; 6],
+    /// See [`Compute::front_is_dedicated`] (fixed by the configuration).
+    front_dedicated: bool,
 }
 
 impl Compute {
@@ -578,7 +586,14 @@ impl Compute {
             ftl_spec.op_time(cfg.background[1]),
             ftl_spec.op_time(cfg.background[2]),
         ];
+        let key = |s: usize| match exec[s] {
+            Exec::Group(g) => (0, g),
+            Exec::Accel(a) => (1, a),
+        };
+        let others = [key(0), key(5), (0, ftl_group)];
+        let front_dedicated = (1..=4).all(|s| !others.contains(&key(s)));
         Compute {
+            front_dedicated,
             groups: cfg.groups.iter().map(|g| Pool::new(g.count)).collect(),
             accels: cfg
                 .accelerators
@@ -625,13 +640,9 @@ impl Compute {
     /// that serve neither fetch, completion nor background FTL work, so their
     /// requests arrive in pipeline order and may be booked when the command
     /// enters the pipeline.
+    #[inline]
     pub fn front_is_dedicated(&self) -> bool {
-        let key = |s: usize| match self.exec[s] {
-            Exec::Group(g) => (0, g),
-            Exec::Accel(a) => (1, a),
-        };
-        let others = [key(0), key(5), (0, self.ftl_group)];
-        (1..=4).all(|s| !others.contains(&key(s)))
+        self.front_dedicated
     }
 
     /// Time the executor of stage `s` can next start work.

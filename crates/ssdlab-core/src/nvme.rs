@@ -86,6 +86,15 @@ impl Controller {
         if n == 0 {
             return None;
         }
+        if n == 1 {
+            // One queue: every policy takes its head.
+            let sq = &mut self.sqs[0];
+            if sq.announced == 0 {
+                return None;
+            }
+            sq.announced -= 1;
+            return sq.entries.pop_front();
+        }
         let q = match self.arb {
             Arbitration::Rr => {
                 if self.burst_left > 0 && self.sqs[self.rr].announced > 0 {
