@@ -123,6 +123,10 @@ enum Event {
     ThinkEnd {
         q: u32,
     },
+    /// A job's `startdelay` is over.
+    JobStart {
+        job: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -364,6 +368,12 @@ struct JobRun {
     live: u32,
     /// Ramp time (counted from the job's start).
     ramp: Time,
+    /// Delay between when the job may start and its start (`startdelay`).
+    startdelay: Time,
+    /// Reporting group.
+    group: u32,
+    /// Ending this job ends the others of its group (`exitall`).
+    exitall: bool,
 }
 
 struct GcJob {
@@ -700,7 +710,8 @@ impl Drive {
             let begin = waits
                 .iter()
                 .map(|&w| est_end[w])
-                .fold(Time::ZERO, Time::max);
+                .fold(Time::ZERO, Time::max)
+                + job.startdelay;
             est_end.push(begin + job.ramp_time + job.runtime.unwrap_or(Time::ZERO));
             jobs.push(JobRun {
                 waits_on: waits.len() as u32,
@@ -708,11 +719,14 @@ impl Drive {
                 queues: first..hosts.len() as u32,
                 live: job.numjobs,
                 ramp: job.ramp_time,
+                startdelay: job.startdelay,
+                group: job.group,
+                exitall: job.exitall,
             });
             if job.read_iolog.is_some() {
                 ios_total = None;
             }
-            if waits.is_empty() {
+            if waits.is_empty() && job.startdelay == Time::ZERO {
                 ramp_end = ramp_end.max(job.ramp_time);
             }
             match (job.time_based, job.runtime) {
@@ -725,7 +739,8 @@ impl Drive {
                     let n = match (by_bytes, job.number_ios) {
                         (Some(a), Some(b)) => Some(a.min(b)),
                         (a, b) => a.or(b),
-                    };
+                    }
+                    .map(|n| n.saturating_mul(job.loops.max(1) as u64));
                     match (n, ios_total) {
                         (Some(n), Some(t)) => ios_total = Some(t + n * job.numjobs as u64),
                         _ => {
@@ -873,9 +888,14 @@ impl Drive {
             dev,
         };
         d.ramp_snapshot = d.snapshot();
+        for (j, run) in d.jobs.iter().enumerate() {
+            if run.waits_on == 0 && run.startdelay > Time::ZERO {
+                d.q.at(run.startdelay, Event::JobStart { job: j as u32 });
+            }
+        }
         for q in 0..d.hosts.len() {
             let j = d.hosts[q].job;
-            if j != usize::MAX && d.jobs[j].waits_on > 0 {
+            if j != usize::MAX && (d.jobs[j].waits_on > 0 || d.jobs[j].startdelay > Time::ZERO) {
                 d.hosts[q].waiting = true;
             } else {
                 // Jobs that start at once are measured from the latest of their ramps.
@@ -1102,6 +1122,7 @@ impl Drive {
                 self.hosts[q as usize].sleeping = false;
                 self.fill(q, now);
             }
+            Event::JobStart { job } => self.start_job(job as usize, now),
             Event::RampEnd => {
                 self.ramp_snapshot = self.snapshot();
                 if self.ledger.is_some() {
@@ -1221,19 +1242,65 @@ impl Drive {
         if self.jobs[j].live > 0 {
             return;
         }
-        for k in std::mem::take(&mut self.jobs[j].dependents) {
-            self.jobs[k].waits_on -= 1;
-            if self.jobs[k].waits_on == 0 {
-                let ramp = self.jobs[k].ramp;
-                for qq in self.jobs[k].queues.clone() {
-                    self.hosts[qq as usize].waiting = false;
-                    self.hosts[qq as usize].measure_from = at + ramp;
-                    if let Err(e) = self.start_queue(qq, at) {
-                        self.failure = Some(e);
+        if self.jobs[j].exitall {
+            // fio's exitall: the other jobs of the group end now.
+            let group = self.jobs[j].group;
+            for k in 0..self.jobs.len() {
+                if k != j && self.jobs[k].group == group {
+                    for qq in self.jobs[k].queues.clone() {
+                        self.terminate_queue(qq, at);
                     }
                 }
             }
         }
+        for k in std::mem::take(&mut self.jobs[j].dependents) {
+            self.jobs[k].waits_on -= 1;
+            if self.jobs[k].waits_on == 0 {
+                let delay = self.jobs[k].startdelay;
+                if delay > Time::ZERO {
+                    self.q.at(at + delay, Event::JobStart { job: k as u32 });
+                } else {
+                    self.start_job(k, at);
+                }
+            }
+        }
+    }
+
+    /// Start job `k`'s queues at `at` (its ramp and runtime count from here).
+    fn start_job(&mut self, k: usize, at: Time) {
+        let ramp = self.jobs[k].ramp;
+        for qq in self.jobs[k].queues.clone() {
+            let h = &mut self.hosts[qq as usize];
+            if h.done {
+                continue;
+            }
+            h.waiting = false;
+            h.measure_from = at + ramp;
+            if let Err(e) = self.start_queue(qq, at) {
+                self.failure = Some(e);
+            }
+        }
+    }
+
+    /// End queue `q` now (`exitall`): it submits nothing more; I/Os in
+    /// flight complete. A queue still waiting to start never starts.
+    fn terminate_queue(&mut self, q: u32, at: Time) {
+        let h = &mut self.hosts[q as usize];
+        if h.finished {
+            return;
+        }
+        h.held = None;
+        h.quiesce = false;
+        if let Source::Trace(t) = &mut h.gen {
+            t.overflow.clear();
+            t.next = None;
+        }
+        if !h.done {
+            h.done = true;
+            self.active_hosts -= 1;
+        }
+        h.waiting = false;
+        self.check_finished(q, at);
     }
 
     /// Put one I/O generated at `at` on queue `q`'s submission queue and ring its doorbell.
@@ -1317,6 +1384,10 @@ impl Drive {
     fn trace_arrival(&mut self, now: Time, q: u32) -> Result<(), SimError> {
         let limit = self.dev.nvme.max_queue_depth - 1;
         let h = &mut self.hosts[q as usize];
+        if h.done {
+            // Ended (exitall): nothing more arrives.
+            return Ok(());
+        }
         let Source::Trace(t) = &mut h.gen else {
             return Ok(());
         };

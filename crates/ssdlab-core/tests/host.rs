@@ -511,3 +511,40 @@ fn replay_jobs_stop_at_their_runtime() {
     assert!(r.read.ios > 0 && r.read.ios < 20, "{}", r.read.ios);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn loops_startdelay_and_exitall() {
+    // loops: two passes over a 1 MiB region.
+    let mut l = job("loops", false, 100, 1, 4);
+    l.number_ios = None;
+    l.size = Some(1 << 20);
+    l.loops = 2;
+    let (r, _) = run_jobs(device(""), vec![l], Precondition::Fill);
+    assert_eq!(r.read.ios, 512);
+    // startdelay: the job starts 5 ms in (its first I/O is submitted then).
+    let mut d = job("delayed", true, 100, 100, 4);
+    d.startdelay = Time::ms(5);
+    let now = job("now", true, 100, 100, 4);
+    let (_, js) = run_jobs(device(""), vec![now, d], Precondition::Fill);
+    let (s0, _) = js[0].span().expect("ran");
+    let (s1, _) = js[1].span().expect("ran");
+    assert_eq!(s0, Time::ZERO);
+    assert_eq!(s1, Time::ms(5));
+    // exitall: the short job ends its group; the long one stops early.
+    let mut short = job("short", true, 100, 50, 1);
+    short.exitall = true;
+    let long = job("long", true, 100, 100_000, 1);
+    let mut other_group = job("later", true, 100, 200, 1);
+    other_group.stonewall = true;
+    other_group.group = 1;
+    let (r, js) = run_jobs(
+        device(""),
+        vec![short, long, other_group],
+        Precondition::Fill,
+    );
+    assert_eq!(js[0].ios(Op::Read), 50);
+    assert!(js[1].ios(Op::Read) < 200, "{}", js[1].ios(Op::Read));
+    // The next group is not affected and starts once both have ended.
+    assert_eq!(js[2].ios(Op::Read), 200);
+    assert!(r.read.ios < 500);
+}

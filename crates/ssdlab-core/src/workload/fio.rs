@@ -110,7 +110,7 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      random_distribution, kb_base, fsync, fdatasync, end_fsync, fsync_on_close, rate, rate_iops, \
      rate_process, thinktime, thinktime_blocks, thinktime_blocks_type, thinktime_iotime, \
      stonewall/wait_for_previous, new_group, wait_for, read_iolog, replay_no_stall, \
-     replay_time_scale, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
+     replay_time_scale, loops, startdelay, exitall, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
      ssdlab_trace_speed, ssdlab_trace_device, ssdlab_trace_start, ssdlab_trace_end, \
      ssdlab_trace_remap), ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
      ssdlab_hot_access, ssdlab_lru_reuse, ssdlab_lru_mean";
@@ -162,6 +162,8 @@ const VALUED: &[&str] = &[
     "wait_for",
     "read_iolog",
     "replay_time_scale",
+    "loops",
+    "startdelay",
     "ssdlab_trace",
     "ssdlab_trace_format",
     "ssdlab_replay",
@@ -944,7 +946,10 @@ fn ignored_reason(key: &str) -> Option<&'static str> {
         "ioengine" => "the simulator is the I/O engine",
         "direct" | "buffered" | "invalidate" => "no host page cache is modelled",
         "filename" | "directory" | "filename_format" => "the simulated drive is the target",
-        "group_reporting" => "statistics are reported per direction for the whole run",
+        "group_reporting" => {
+            "applies to --output-format fio / fio-json (one entry per reporting group); \
+             ssdlab's own report is per direction for the whole run"
+        }
         "name" => "the section name names the job",
         "description" => "free text with no effect on the I/O",
         "thread" => "host threads and processes are not modelled",
@@ -966,6 +971,66 @@ fn ignored_reason(key: &str) -> Option<&'static str> {
             "spinning and sleeping look the same to the drive; thinktime is the total idle time"
         }
         "replay_redirect" => "the simulated drive is the target of the replay",
+        "cpus_allowed"
+        | "cpus_allowed_policy"
+        | "cpumask"
+        | "numa_cpu_nodes"
+        | "numa_mem_policy"
+        | "nice"
+        | "prio"
+        | "prioclass"
+        | "ioscheduler" => {
+            "host CPU placement and scheduling are not modelled (one host CPU per job clone)"
+        }
+        "create_on_open"
+        | "create_serialize"
+        | "create_fsync"
+        | "unlink"
+        | "unlink_each_loop"
+        | "allow_mounted_write"
+        | "overwrite"
+        | "fallocate"
+        | "pre_read"
+        | "lockfile"
+        | "fadvise_hint"
+        | "fadvise_stream" => "the simulated drive is the target (no files)",
+        "refill_buffers"
+        | "scramble_buffers"
+        | "zero_buffers"
+        | "buffer_pattern"
+        | "buffer_compress_percentage"
+        | "buffer_compress_chunk"
+        | "dedupe_percentage" => {
+            "data content is not modelled (the drive model has no compression or deduplication)"
+        }
+        "iomem" | "mem" | "iomem_align" | "mem_align" | "hugepage_size" | "lockmem" => {
+            "host I/O buffers are not modelled"
+        }
+        "disable_lat"
+        | "disable_clat"
+        | "disable_slat"
+        | "disable_bw_measurement"
+        | "clat_percentiles"
+        | "lat_percentiles"
+        | "slat_percentiles"
+        | "percentile_list"
+        | "significant_figures"
+        | "stats"
+        | "unified_rw_reporting"
+        | "write_hist_log"
+        | "log_hist_msec"
+        | "log_hist_coarseness"
+        | "log_max_value"
+        | "log_offset"
+        | "log_compression"
+        | "log_store_compressed" => {
+            "ssdlab's statistics are fixed: every latency is recorded, per direction, with \
+             fio's 17 default percentiles in fio-json"
+        }
+        "exitall_on_error" | "continue_on_error" | "ignore_error" | "error_dump" => {
+            "the simulated drive returns no I/O errors"
+        }
+        "allrandrepeat" => "every ssdlab random stream is seeded from the run seed (reruns repeat)",
         _ => return None,
     })
 }
@@ -1161,6 +1226,7 @@ fn apply(section: &mut Section, at: &Loc, value: Option<&str>) -> Result<(), Str
         "stonewall" | "wait_for_previous" => s.spec.stonewall = parse_flag(value)?,
         "new_group" => s.new_group = parse_flag(value)?,
         "end_fsync" => s.end_fsync = parse_flag(value)?,
+        "exitall" => s.spec.exitall = parse_flag(value)?,
         "fsync_on_close" => s.fsync_on_close = parse_flag(value)?,
         "replay_no_stall" => {
             s.replay_no_stall = parse_flag(value)?;
@@ -1388,6 +1454,15 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
             }
         }
         "thinktime_iotime" => spec.thinktime_iotime = parse_time(v)?,
+        "loops" => spec.loops = parse_count(v, kb)?,
+        "startdelay" => {
+            if v.contains('-') {
+                return Err(format!(
+                    "'{v}': a random start delay range is not supported yet; give one time"
+                ));
+            }
+            spec.startdelay = parse_time(v)?;
+        }
         "wait_for" => {
             spec.wait_for = Some(v.to_string());
             st.wait_for_at = Some(at.clone());
@@ -3407,6 +3482,20 @@ group_reporting
         assert_eq!(names, ["rw", "bs", "number_ios"]);
         assert_eq!(w.jobs[0].runtime, Some(Time::s(5)));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn loops_startdelay_exitall_and_host_only_options() {
+        let w = parse(
+            "[global]\ncpus_allowed=0-3\nrefill_buffers\npercentile_list=99:99.9\n\
+             [j]\nrw=read\nloops=3\nstartdelay=250ms\nexitall\n",
+        );
+        let j = &w.jobs[0];
+        assert_eq!((j.loops, j.startdelay, j.exitall), (3, Time::ms(250), true));
+        let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
+        assert_eq!(names, ["cpus_allowed", "refill_buffers", "percentile_list"]);
+        assert_value_err("loops=0", "loops", "at least 1");
+        assert_value_err("startdelay=1-5", "startdelay", "range");
     }
 
     #[test]

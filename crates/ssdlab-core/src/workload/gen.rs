@@ -765,8 +765,11 @@ impl JobGen {
             dirs,
             maps,
             rng,
-            ios_limit: job.number_ios,
-            bytes_limit: io_bytes,
+            // `loops` repeats the job's I/O: each pass has the same limits.
+            ios_limit: job
+                .number_ios
+                .map(|n| n.saturating_mul(job.loops.max(1) as u64)),
+            bytes_limit: io_bytes.map(|b| b.saturating_mul(job.loops.max(1) as u64)),
             issued: 0,
             issued_bytes: 0,
             deadline: job.runtime.map(|r| job.ramp_time + r),

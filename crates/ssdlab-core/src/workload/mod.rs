@@ -163,6 +163,12 @@ pub struct JobSpec {
     pub group: u32,
     /// Replay a fio iolog as this job's I/O (`read_iolog=`), instead of generating it.
     pub read_iolog: Option<TraceSpec>,
+    /// Passes over the job's I/O (`loops=`; default 1).
+    pub loops: u32,
+    /// Delay from when the job could start to when it starts (`startdelay=`).
+    pub startdelay: Time,
+    /// When this job ends, end every other job of its reporting group (`exitall`).
+    pub exitall: bool,
 }
 
 /// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
@@ -304,6 +310,9 @@ impl Default for JobSpec {
             wait_for: None,
             group: 0,
             read_iolog: None,
+            loops: 1,
+            startdelay: Time::ZERO,
+            exitall: false,
         }
     }
 }
