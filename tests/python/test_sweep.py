@@ -137,3 +137,18 @@ def test_pool_sweep_from_a_script_without_main_guard(small_toml, tmp_path):
                            cwd=tmp_path)
         assert p.returncode == 0, p.stderr
         assert p.stdout.count("rows 3 3") == 1, (p.stdout, p.stderr)
+
+
+def test_ctrl_c_stops_a_threaded_sweep(small):
+    """Ctrl-C in the caller stops every running simulation of a local
+    (thread) sweep at once and raises KeyboardInterrupt."""
+    import _thread
+    import threading
+    import time
+
+    long = ssdlab.Job("long", rw="randread", bs="4k", iodepth=8, io_size="1t", number_ios=50_000_000)
+    threading.Timer(0.5, _thread.interrupt_main).start()
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        ssdlab.sweep(small, long, grid={"job.iodepth": [1, 2, 4, 8]}, backend="local", workers=2, progress=False)
+    assert time.perf_counter() - t0 < 10
