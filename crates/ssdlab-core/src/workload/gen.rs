@@ -500,7 +500,12 @@ impl JobGen {
                     .find(|b| !b.is_multiple_of(unit) || *b == 0),
             };
             if let Some(b) = bad {
-                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); sub-mapping-unit writes (read-modify-write) are not modelled yet", dir_names[d])));
+                let why = if job.trim == TrimMode::Only {
+                    "trims of part of a mapping unit are not modelled"
+                } else {
+                    "sub-mapping-unit I/O (read-modify-write) is not modelled yet"
+                };
+                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); {why}", dir_names[d])));
             }
             if let Some(ba) = job.blockalign[d] {
                 if ba == 0 || !ba.is_multiple_of(unit) {
