@@ -110,6 +110,8 @@ pub struct DataCache {
     epoch_base: u32,
     /// Host versions not yet on flash, per epoch `epoch_base..=epoch`.
     unflushed: std::collections::VecDeque<u64>,
+    /// Of those, the ones still dirty (not yet in a program), per epoch.
+    dirty_epoch: std::collections::VecDeque<u64>,
     /// Counters.
     pub stats: CacheStats,
 }
@@ -137,6 +139,7 @@ impl DataCache {
             epoch: 0,
             epoch_base: 0,
             unflushed: std::collections::VecDeque::from([0]),
+            dirty_epoch: std::collections::VecDeque::from([0]),
             stats: CacheStats::default(),
         }
     }
@@ -262,8 +265,12 @@ impl DataCache {
                     // The older version no longer needs to reach flash.
                     self.unflushed_sub(self.entries[i as usize].epoch);
                 }
+                if s == State::DirtyHost {
+                    self.dirty_sub(self.entries[i as usize].epoch);
+                }
                 self.entries[i as usize].epoch = self.epoch;
                 self.unflushed_add();
+                self.dirty_add();
                 match s {
                     State::DirtyHost => {
                         if self.policy == CachePolicy::Lru {
@@ -293,6 +300,7 @@ impl DataCache {
                 self.push_tail(i, L_HOST);
                 self.host_used += 1;
                 self.unflushed_add();
+                self.dirty_add();
                 false
             }
         }
@@ -310,6 +318,26 @@ impl DataCache {
         self.unflushed[k] -= 1;
     }
 
+    #[inline]
+    fn dirty_add(&mut self) {
+        let k = (self.epoch - self.epoch_base) as usize;
+        self.dirty_epoch[k] += 1;
+    }
+
+    #[inline]
+    fn dirty_sub(&mut self, epoch: u32) {
+        let k = (epoch - self.epoch_base) as usize;
+        self.dirty_epoch[k] -= 1;
+    }
+
+    /// Is host data written before `barrier` still dirty (not yet in a
+    /// program)? While it is, a pending flush makes the buffer write out
+    /// partial program units.
+    pub fn dirty_before(&self, barrier: u32) -> bool {
+        let n = barrier.saturating_sub(self.epoch_base) as usize;
+        self.dirty_epoch.iter().take(n).any(|&d| d > 0)
+    }
+
     /// An NVMe Flush arrives: `None` if no host data is waiting for flash,
     /// else the barrier to pass to [`DataCache::flushed`].
     pub fn flush_barrier(&mut self) -> Option<u32> {
@@ -318,6 +346,7 @@ impl DataCache {
         }
         self.epoch += 1;
         self.unflushed.push_back(0);
+        self.dirty_epoch.push_back(0);
         Some(self.epoch)
     }
 
@@ -327,11 +356,18 @@ impl DataCache {
         (self.unflushed.iter().sum(), self.host_used)
     }
 
+    /// Dirty host entries, by the per-epoch counters and by the dirty list;
+    /// the two must agree (an invariant for tests).
+    pub fn dirty_check(&self) -> (u64, u64) {
+        (self.dirty_epoch.iter().sum(), self.lists[L_HOST].len as u64)
+    }
+
     /// Has every host version written before `barrier` reached flash (or been
     /// overwritten or trimmed)?
     pub fn flushed(&mut self, barrier: u32) -> bool {
         while self.epoch_base < self.epoch && self.unflushed.front() == Some(&0) {
             self.unflushed.pop_front();
+            self.dirty_epoch.pop_front();
             self.epoch_base += 1;
         }
         self.epoch_base >= barrier || (self.epoch_base + 1 == barrier && self.unflushed[0] == 0)
@@ -408,6 +444,7 @@ impl DataCache {
                 }
                 self.unlink(i, L_HOST);
                 self.entries[i as usize].state = State::Flushing(prog, true);
+                self.dirty_sub(self.entries[i as usize].epoch);
                 out.push(self.entries[i as usize].lpn);
             }
         }
@@ -477,6 +514,7 @@ impl DataCache {
                 if s == State::DirtyHost {
                     self.host_used -= 1;
                     self.unflushed_sub(self.entries[i as usize].epoch);
+                    self.dirty_sub(self.entries[i as usize].epoch);
                 }
                 self.unlink(i, Self::list_of(s).unwrap_or(L_CLEAN));
                 self.release(i);

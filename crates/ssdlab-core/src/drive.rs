@@ -1725,8 +1725,12 @@ impl Drive {
                 }
             }
         }
-        // A pending flush writes out partial program units too (padded).
-        let force = !self.flushes.is_empty();
+        // While data written before the oldest pending flush is still dirty,
+        // partial program units are written out too (padded).
+        let force = self
+            .flushes
+            .front()
+            .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
         while (force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
             && self.cache.dirty_host() > 0
         {
