@@ -112,6 +112,9 @@ pub struct DataCache {
     unflushed: std::collections::VecDeque<u64>,
     /// Of those, the ones still dirty (not yet in a program), per epoch.
     dirty_epoch: std::collections::VecDeque<u64>,
+    /// Keep the flush-epoch counters (only when flushes must wait: a
+    /// volatile buffer and a workload that can flush).
+    track_flush: bool,
     /// Counters.
     pub stats: CacheStats,
 }
@@ -140,6 +143,7 @@ impl DataCache {
             epoch_base: 0,
             unflushed: std::collections::VecDeque::from([0]),
             dirty_epoch: std::collections::VecDeque::from([0]),
+            track_flush: true,
             stats: CacheStats::default(),
         }
     }
@@ -306,26 +310,44 @@ impl DataCache {
         }
     }
 
+    /// Turn the flush-epoch counters off (no flush will ever wait for the
+    /// buffer): saves their cost on every buffered write. Call before any write.
+    pub fn disable_flush_tracking(&mut self) {
+        self.track_flush = false;
+    }
+
     #[inline]
     fn unflushed_add(&mut self) {
+        if !self.track_flush {
+            return;
+        }
         let k = (self.epoch - self.epoch_base) as usize;
         self.unflushed[k] += 1;
     }
 
     #[inline]
     fn unflushed_sub(&mut self, epoch: u32) {
+        if !self.track_flush {
+            return;
+        }
         let k = (epoch - self.epoch_base) as usize;
         self.unflushed[k] -= 1;
     }
 
     #[inline]
     fn dirty_add(&mut self) {
+        if !self.track_flush {
+            return;
+        }
         let k = (self.epoch - self.epoch_base) as usize;
         self.dirty_epoch[k] += 1;
     }
 
     #[inline]
     fn dirty_sub(&mut self, epoch: u32) {
+        if !self.track_flush {
+            return;
+        }
         let k = (epoch - self.epoch_base) as usize;
         self.dirty_epoch[k] -= 1;
     }

@@ -887,6 +887,16 @@ impl Drive {
             precondition_info: info,
             dev,
         };
+        // Flushes wait for the buffer only if it is volatile; only workloads
+        // that can flush (fsync, end_fsync, or a trace) need the counters.
+        let may_flush = workload.trace.is_some()
+            || workload
+                .jobs
+                .iter()
+                .any(|j| j.fsync > 0 || j.end_fsync || j.read_iolog.is_some());
+        if d.dev.cache.power_loss_protection || !may_flush {
+            d.cache.disable_flush_tracking();
+        }
         d.ramp_snapshot = d.snapshot();
         for (j, run) in d.jobs.iter().enumerate() {
             if run.waits_on == 0 && run.startdelay > Time::ZERO {
