@@ -13,11 +13,12 @@
 //! is buffered; stale entries are dropped then. GC data is bounded by the GC
 //! read throttle, not by the write-buffer size.
 //!
-//! Flush barriers: every host version not yet on flash (dirty or being
-//! programmed) is counted in the flush epoch it was written in. An NVMe
-//! Flush opens a new epoch and is satisfied when no version of an earlier
-//! epoch is left; an overwrite moves the entry to the current epoch (the
-//! older version no longer needs to persist), a trim drops it.
+//! Flush barriers: every host entry holding data not yet on flash (dirty or
+//! being programmed) is counted in the flush epoch of its oldest such write.
+//! An NVMe Flush opens a new epoch and is satisfied when no entry of an
+//! earlier epoch is left. An overwrite keeps the entry's epoch (the flushed
+//! version is replaced in the buffer, so the newer one must reach flash for
+//! the flush to hold); a trim drops the entry.
 
 use crate::config::CachePolicy;
 use std::collections::HashMap;
@@ -265,16 +266,22 @@ impl DataCache {
         match self.index.get(&lpn).copied() {
             Some(i) => {
                 let s = self.entries[i as usize].state;
-                if matches!(s, State::DirtyHost | State::Flushing(_, true)) {
-                    // The older version no longer needs to reach flash.
-                    self.unflushed_sub(self.entries[i as usize].epoch);
+                match s {
+                    // The entry already holds a version not yet on flash: it
+                    // keeps that version's (older) epoch, so a flush issued
+                    // between the two writes waits for the newer version
+                    // (the older one is gone from the buffer).
+                    State::DirtyHost => {}
+                    State::Flushing(_, true) => {
+                        // Dirty again; still counted as not on flash.
+                        self.dirty_add_at(self.entries[i as usize].epoch);
+                    }
+                    State::Clean | State::Flushing(_, false) => {
+                        self.entries[i as usize].epoch = self.epoch;
+                        self.unflushed_add();
+                        self.dirty_add();
+                    }
                 }
-                if s == State::DirtyHost {
-                    self.dirty_sub(self.entries[i as usize].epoch);
-                }
-                self.entries[i as usize].epoch = self.epoch;
-                self.unflushed_add();
-                self.dirty_add();
                 match s {
                     State::DirtyHost => {
                         if self.policy == CachePolicy::Lru {
@@ -336,10 +343,15 @@ impl DataCache {
 
     #[inline]
     fn dirty_add(&mut self) {
+        self.dirty_add_at(self.epoch);
+    }
+
+    #[inline]
+    fn dirty_add_at(&mut self, epoch: u32) {
         if !self.track_flush {
             return;
         }
-        let k = (self.epoch - self.epoch_base) as usize;
+        let k = (epoch - self.epoch_base) as usize;
         self.dirty_epoch[k] += 1;
     }
 
@@ -563,6 +575,40 @@ impl DataCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flush_waits_for_data_overwritten_after_it() {
+        let mut c = DataCache::new(64, 0, CachePolicy::Lru, 1);
+        let mut out = Vec::new();
+        // Dirty, then overwritten after a flush: the newer version must reach flash.
+        assert!(c.reserve(1));
+        c.insert_host(5);
+        let b = c.flush_barrier().expect("data is buffered");
+        assert!(c.reserve(1));
+        c.insert_host(5);
+        assert!(!c.flushed(b));
+        c.take_for_program(0, 1, true, 7, |_| false, &mut out);
+        assert!(!c.flushed(b));
+        assert!(c.program_done(5, 7));
+        assert!(c.flushed(b));
+        // Being programmed, then overwritten after a flush: the program of the
+        // older version does not satisfy it; the newer version's does.
+        out.clear();
+        assert!(c.reserve(1));
+        c.insert_host(6);
+        c.take_for_program(0, 1, true, 8, |_| false, &mut out);
+        let b = c.flush_barrier().expect("data in flight");
+        assert!(c.reserve(1));
+        c.insert_host(6);
+        assert!(!c.program_done(6, 8));
+        assert!(!c.flushed(b));
+        out.clear();
+        c.take_for_program(0, 1, true, 9, |_| false, &mut out);
+        assert!(c.program_done(6, 9));
+        assert!(c.flushed(b));
+        assert_eq!(c.unflushed_check(), (0, 0));
+        assert_eq!(c.dirty_check(), (0, 0));
+    }
 
     #[test]
     fn write_buffer_space_and_program_cycle() {

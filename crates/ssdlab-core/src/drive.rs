@@ -211,6 +211,8 @@ struct TraceFeed {
     spec: TraceSpec,
     capacity: u64,
     unit: u64,
+    /// The write buffer's size in bytes: a larger write could never be admitted.
+    max_write: u64,
 }
 
 impl TraceFeed {
@@ -291,6 +293,17 @@ impl TraceFeed {
             if len == 0 {
                 continue;
             }
+            if r.op == Op::Write && len > self.max_write {
+                return Err(WorkloadError {
+                    file: self.reader.file().to_string(),
+                    line: self.reader.line(),
+                    option: None,
+                    message: format!(
+                        "a write of {len} B cannot fit the device's {} B write buffer",
+                        self.max_write
+                    ),
+                });
+            }
             let t = self.arrival(r.time);
             return Ok(Some((
                 t,
@@ -327,6 +340,8 @@ struct HostQueue {
     quiesce: bool,
     /// Idling in think time until a `ThinkEnd` event.
     sleeping: bool,
+    /// `start_queue` has run (a queue starts once).
+    started: bool,
     /// I/Os submitted from this time on are measured (after the ramp).
     measure_from: Time,
 }
@@ -347,6 +362,7 @@ impl HostQueue {
             wake_pending: false,
             quiesce: false,
             sleeping: false,
+            started: false,
             measure_from: Time::ZERO,
         }
     }
@@ -513,7 +529,12 @@ pub struct Drive {
 ///
 /// `Remap::Scale { max_offset: 0 }` means "scale from the trace's own
 /// address space": one streaming pass over the trace learns it first.
-fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimError> {
+fn trace_source(
+    ts: &TraceSpec,
+    capacity: u64,
+    unit: u64,
+    max_write: u64,
+) -> Result<Source, SimError> {
     let err = |e: crate::workload::trace::TraceError| {
         SimError::Workload(WorkloadError {
             file: e.file.clone(),
@@ -536,6 +557,7 @@ fn trace_source(ts: &TraceSpec, capacity: u64, unit: u64) -> Result<Source, SimE
         spec: spec.clone(),
         capacity,
         unit,
+        max_write,
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(TRACE_BATCHES);
     std::thread::Builder::new()
@@ -622,6 +644,21 @@ impl Drive {
         let mut jobs: Vec<JobRun> = Vec::new();
         let mut est_end: Vec<Time> = Vec::new();
         for (ji, job) in workload.jobs.iter().enumerate() {
+            if job.numjobs == 0 || job.iodepth == 0 {
+                return Err(SimError::Workload(WorkloadError {
+                    file: workload_file.into(),
+                    line: 0,
+                    option: Some(
+                        if job.numjobs == 0 {
+                            "numjobs"
+                        } else {
+                            "iodepth"
+                        }
+                        .into(),
+                    ),
+                    message: format!("job '{}': numjobs and iodepth must be at least 1", job.name),
+                }));
+            }
             if job.iodepth > dev.nvme.max_queue_depth - 1 {
                 return Err(SimError::Workload(WorkloadError {
                     file: workload_file.into(),
@@ -650,7 +687,12 @@ impl Drive {
                 let pacer = Pacer::new(job, js.wrapping_add(clone as u64)).map(Box::new);
                 let (gen, depth) = match &job.read_iolog {
                     Some(ts) => {
-                        let mut src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
+                        let mut src = trace_source(
+                            ts,
+                            lpns * unit_bytes,
+                            unit_bytes,
+                            dev.cache.write_buffer.0,
+                        )?;
                         if let (Source::Trace(t), Some(r)) = (&mut src, job.runtime) {
                             // fio stops a replay at its runtime too.
                             t.limit = Some(job.ramp_time + r);
@@ -767,7 +809,7 @@ impl Drive {
                     message: m,
                 })
             };
-            let src = trace_source(ts, lpns * unit_bytes, unit_bytes)?;
+            let src = trace_source(ts, lpns * unit_bytes, unit_bytes, dev.cache.write_buffer.0)?;
             let depth = match ts.replay {
                 Replay::Closed { iodepth } => iodepth,
                 Replay::Open { speed } => {
@@ -1063,8 +1105,10 @@ impl Drive {
                 progress(self.progress());
             }
         }
-        if self.ramp_end == Time::ZERO {
-            // snapshot already at zero
+        // A failure raised while starting the queues (e.g. a trace whose
+        // first record is bad) may leave nothing to run: report it.
+        if let Some(e) = self.failure.take() {
+            return Err(e);
         }
         progress(self.progress());
         Ok(())
@@ -1145,9 +1189,10 @@ impl Drive {
     /// Start queue `q` at `at` (time zero, or when the jobs it waits for end).
     fn start_queue(&mut self, q: u32, at: Time) -> Result<(), SimError> {
         let h = &mut self.hosts[q as usize];
-        if h.waiting {
+        if h.waiting || h.started || h.done {
             return Ok(());
         }
+        h.started = true;
         if let Some(p) = h.pacer.as_mut() {
             p.start_at(at);
         }
@@ -1189,6 +1234,11 @@ impl Drive {
             if h.outstanding >= h.depth {
                 return;
             }
+            if let Source::Job(g) = &h.gen {
+                if h.held.is_none() && h.outstanding > 0 && g.end_flush_next(at) {
+                    return;
+                }
+            }
             let (due, io) = match h.held.take() {
                 Some(x) => x,
                 None => {
@@ -1224,7 +1274,7 @@ impl Drive {
                 }
                 return;
             }
-            if h.pacer.as_mut().is_some_and(|p| p.on_issue(at)) {
+            if io.op != Op::Flush && h.pacer.as_mut().is_some_and(|p| p.on_issue(at)) {
                 h.quiesce = true;
             }
             self.submit_io(q, at, io);
@@ -1249,19 +1299,25 @@ impl Drive {
             return;
         }
         self.jobs[j].live -= 1;
+        if self.jobs[j].exitall {
+            // fio's exitall: when one of its clones ends, every other job of
+            // the group (and the job's other clones) ends now. All are marked
+            // first, then accounted, so none starts in between.
+            self.jobs[j].exitall = false;
+            let group = self.jobs[j].group;
+            let targets: Vec<u32> = (0..self.jobs.len())
+                .filter(|&k| self.jobs[k].group == group)
+                .flat_map(|k| self.jobs[k].queues.clone())
+                .collect();
+            for &qq in &targets {
+                self.stop_queue(qq);
+            }
+            for &qq in &targets {
+                self.check_finished(qq, at);
+            }
+        }
         if self.jobs[j].live > 0 {
             return;
-        }
-        if self.jobs[j].exitall {
-            // fio's exitall: the other jobs of the group end now.
-            let group = self.jobs[j].group;
-            for k in 0..self.jobs.len() {
-                if k != j && self.jobs[k].group == group {
-                    for qq in self.jobs[k].queues.clone() {
-                        self.terminate_queue(qq, at);
-                    }
-                }
-            }
         }
         for k in std::mem::take(&mut self.jobs[j].dependents) {
             self.jobs[k].waits_on -= 1;
@@ -1292,9 +1348,10 @@ impl Drive {
         }
     }
 
-    /// End queue `q` now (`exitall`): it submits nothing more; I/Os in
-    /// flight complete. A queue still waiting to start never starts.
-    fn terminate_queue(&mut self, q: u32, at: Time) {
+    /// Stop queue `q` (`exitall`): it submits nothing more; I/Os in flight
+    /// complete. A queue still waiting to start never starts. The caller
+    /// then runs [`Drive::check_finished`] on it.
+    fn stop_queue(&mut self, q: u32) {
         let h = &mut self.hosts[q as usize];
         if h.finished {
             return;
@@ -1310,7 +1367,6 @@ impl Drive {
             self.active_hosts -= 1;
         }
         h.waiting = false;
-        self.check_finished(q, at);
     }
 
     /// Put one I/O generated at `at` on queue `q`'s submission queue and ring its doorbell.
@@ -1694,7 +1750,8 @@ impl Drive {
             }
         } else {
             let h = &mut self.hosts[c.q as usize];
-            if h.pacer.as_mut().is_some_and(|p| p.on_complete(end)) {
+            // fio counts think-time blocks over reads, writes and trims only.
+            if c.op != Op::Flush && h.pacer.as_mut().is_some_and(|p| p.on_complete(end)) {
                 h.quiesce = true;
             }
             self.fill(c.q, end);
@@ -1737,13 +1794,18 @@ impl Drive {
         }
         // While data written before the oldest pending flush is still dirty,
         // partial program units are written out too (padded).
-        let force = self
-            .flushes
-            .front()
-            .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
-        while (force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
-            && self.cache.dirty_host() > 0
-        {
+        loop {
+            // Re-checked every pass: once the data before the barrier is in
+            // programs, newer data is packed into full units again.
+            let force = self
+                .flushes
+                .front()
+                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            if !((force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
+                && self.cache.dirty_host() > 0)
+            {
+                return;
+            }
             let n = self.ftl.stripe().len();
             let mut chosen = None;
             for i in 0..n {

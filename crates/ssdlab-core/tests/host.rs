@@ -592,3 +592,49 @@ bus_bandwidth = "400MB/s"
     assert_eq!(r.flush.ios, 4000 / 32);
     assert!(r.waf <= 1.25 + 1e-9, "WAF {}", r.waf);
 }
+
+#[test]
+fn end_fsync_waits_for_the_writes_in_flight() {
+    // QD8: the final flush is issued once the job's writes have completed
+    // (as fio reaps its I/O before end_fsync), so it covers every one of them.
+    let mut j = job("w", true, 0, 37, 8);
+    j.end_fsync = true;
+    let w = Workload {
+        jobs: vec![j],
+        ..Workload::default()
+    };
+    let mut d = Drive::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
+    d.run(&mut |_| {}, &|| false).expect("runs");
+    assert_eq!(d.flush.ios, 1);
+    assert_eq!(d.cache.dirty_host(), 0);
+    assert_eq!(d.cache.unflushed_check(), (0, 0));
+}
+
+#[test]
+fn a_trace_write_larger_than_the_buffer_is_an_error_not_a_stall() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-bigw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("tmp");
+    let path = dir.join("big.log");
+    std::fs::write(
+        &path,
+        "fio version 3 iolog\n0 /dev/x add\n1 /dev/x write 0 1048576\n",
+    )
+    .expect("log");
+    let w = Workload {
+        trace: Some(TraceSpec {
+            path: path.clone(),
+            format: None,
+            replay: Replay::Closed { iodepth: 1 },
+            filter: Default::default(),
+            remap: ssdlab_core::workload::trace::Remap::Wrap,
+        }),
+        ..Workload::default()
+    };
+    let e = simulate_quiet(&RunSpec::new(device(""), w, "big")).expect_err("too big");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("big.log:3") && msg.contains("write buffer"),
+        "{msg}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

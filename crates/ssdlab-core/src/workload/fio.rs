@@ -342,6 +342,9 @@ struct Settings {
     replay_option: Option<String>,
     /// `ssdlab_trace=` and its options: a block trace as the job's I/O.
     trace: TraceOptions,
+    /// `thinktime_blocks=` was given (fio ignores the blocks count when only
+    /// `thinktime_iotime` is set).
+    thinktime_blocks_set: bool,
 }
 
 /// `ssdlab_trace=FILE` and `ssdlab_trace_*` (ssdlab options fio ignores):
@@ -394,6 +397,7 @@ impl Default for Settings {
             replay_time_scale: 100,
             replay_option: None,
             trace: TraceOptions::default(),
+            thinktime_blocks_set: false,
         }
     }
 }
@@ -717,6 +721,14 @@ impl Parser {
         spec.group = self.group;
         if let (Some(_), Some(at)) = (&spec.wait_for, s.wait_for_at) {
             self.waits.push((self.workload.jobs.len(), at));
+        }
+        // fio: with thinktime_iotime and no thinktime_blocks, only the I/O
+        // time triggers a think.
+        if spec.thinktime > Time::ZERO
+            && spec.thinktime_iotime > Time::ZERO
+            && !s.thinktime_blocks_set
+        {
+            spec.thinktime_blocks = u32::MAX;
         }
         // Options that only qualify another one: listed when that one is absent,
         // as they have no effect (fio ignores them too).
@@ -1441,7 +1453,10 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
             }
         }
         "thinktime" => spec.thinktime = parse_time_unit(v, PS_PER_US, "microseconds")?,
-        "thinktime_blocks" => spec.thinktime_blocks = parse_count(v, kb)?,
+        "thinktime_blocks" => {
+            spec.thinktime_blocks = parse_count(v, kb)?;
+            st.thinktime_blocks_set = true;
+        }
         "thinktime_blocks_type" => {
             spec.thinktime_blocks_issue = match v {
                 "complete" => false,

@@ -849,10 +849,7 @@ impl JobGen {
             self.writes_since_flush = 0;
             return Some(Io::FLUSH);
         }
-        let done = self.ios_limit.is_some_and(|l| self.issued >= l)
-            || self.bytes_limit.is_some_and(|b| self.issued_bytes >= b)
-            || self.deadline.is_some_and(|d| now >= d);
-        if done {
+        if self.exhausted(now) {
             if self.end_flush {
                 self.end_flush = false;
                 return Some(Io::FLUSH);
@@ -871,6 +868,21 @@ impl JobGen {
                 Some(io)
             }
         }
+    }
+
+    /// The job's own I/O is done (limits or deadline reached).
+    #[inline]
+    fn exhausted(&self, now: Time) -> bool {
+        self.ios_limit.is_some_and(|l| self.issued >= l)
+            || self.bytes_limit.is_some_and(|b| self.issued_bytes >= b)
+            || self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// The next I/O would be the final flush (`end_fsync`): as fio does, the
+    /// host first waits for the job's I/Os in flight to complete.
+    #[inline]
+    pub fn end_flush_next(&self, now: Time) -> bool {
+        self.end_flush && self.pending.is_none() && self.exhausted(now)
     }
 
     #[inline]
