@@ -163,6 +163,9 @@ type TraceBatch = Result<Vec<(Time, Io)>, WorkloadError>;
 /// the simulation, in trace order (so replay stays deterministic).
 struct TraceSource {
     rx: std::sync::mpsc::Receiver<TraceBatch>,
+    /// The reader thread, joined when its channel closes (to report a panic
+    /// rather than end the replay early without a word).
+    reader: Option<std::thread::JoinHandle<()>>,
     batch: std::vec::IntoIter<(Time, Io)>,
     /// The reader has ended (end of trace or error).
     ended: bool,
@@ -198,6 +201,18 @@ impl TraceSource {
                 }
                 Err(_) => {
                     self.ended = true;
+                    if let Some(h) = self.reader.take() {
+                        if h.join().is_err() {
+                            return Err(WorkloadError {
+                                file: self.spec.path.display().to_string(),
+                                line: 0,
+                                option: None,
+                                message: "the trace reader failed (an internal error); the \
+                                          replay stopped before the end of the trace"
+                                    .into(),
+                            });
+                        }
+                    }
                     return Ok(None);
                 }
             }
@@ -560,12 +575,13 @@ fn trace_source(
         max_write,
     };
     let (tx, rx) = std::sync::mpsc::sync_channel(TRACE_BATCHES);
-    std::thread::Builder::new()
+    let handle = std::thread::Builder::new()
         .name("ssdlab-trace".into())
         .spawn(move || feed.run(tx))
         .map_err(|e| SimError::Device(format!("cannot start the trace reader thread: {e}")))?;
     Ok(Source::Trace(Box::new(TraceSource {
         rx,
+        reader: Some(handle),
         batch: Vec::new().into_iter(),
         ended: false,
         spec,
