@@ -1586,11 +1586,16 @@ fn toml_key_of(e: &toml::de::Error, text: &str) -> String {
         .split('`')
         .nth(1)
         .filter(|_| msg.starts_with("unknown field") || msg.starts_with("missing field"));
-    let line_key = text[span.start.min(text.len())..]
-        .split(['=', '\n'])
-        .next()
-        .map(str::trim)
-        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    // The key of the line the error points into: a type error points at the
+    // value, so take what stands before that line's `=` when the span is after it.
+    let at = span.start.min(text.len());
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].split('\n').next().unwrap_or("");
+    let line_key = match line.split_once('=') {
+        Some((k, _)) if line_start + k.len() < at => Some(k.trim()),
+        _ => text[at..].split(['=', '\n']).next().map(str::trim),
+    }
+    .filter(|k| !k.is_empty() && !k.starts_with('['));
     let leaf = field.or(line_key);
     match (table, leaf) {
         (Some(t), Some(f)) => format!("{t}.{f}"),
@@ -1753,6 +1758,16 @@ mod tests {
             "{e}"
         );
         assert!(e.problems.iter().all(|p| p.message.contains("line")), "{e}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key() {
+        let t = preset_text("pm9a3-960g")
+            .unwrap()
+            .replace("multi_plane = true", "multi_plane = \"yes\"");
+        let e = DeviceFile::from_toml_str(&t, "x.toml").unwrap_err();
+        assert_eq!(e.problems[0].key, "nand.multi_plane", "{e}");
+        assert!(e.problems[0].message.contains("expected a boolean"), "{e}");
     }
 
     #[test]
