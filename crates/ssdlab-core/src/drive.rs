@@ -283,12 +283,7 @@ impl TraceFeed {
             let Some(r) = self.reader.next() else {
                 return Ok(None);
             };
-            let r = r.map_err(|e| WorkloadError {
-                file: e.file.clone(),
-                line: e.line,
-                option: None,
-                message: e.message.clone(),
-            })?;
+            let r = r.map_err(WorkloadError::from)?;
             if r.op == Op::Flush {
                 if !self.spec.filter.keep(&r) {
                     continue;
@@ -550,14 +545,7 @@ fn trace_source(
     unit: u64,
     max_write: u64,
 ) -> Result<Source, SimError> {
-    let err = |e: crate::workload::trace::TraceError| {
-        SimError::Workload(WorkloadError {
-            file: e.file.clone(),
-            line: e.line,
-            option: None,
-            message: e.message.clone(),
-        })
-    };
+    let err = |e: crate::workload::trace::TraceError| SimError::Workload(e.into());
     let mut spec = ts.clone();
     if spec.remap == (Remap::Scale { max_offset: 0 }) {
         let r = TraceReader::open(&ts.path, ts.format).map_err(err)?;

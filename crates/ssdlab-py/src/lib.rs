@@ -493,7 +493,7 @@ fn trace_stats(
     start: Option<&str>,
     end: Option<&str>,
 ) -> PyResult<String> {
-    use ssdlab_core::workload::trace::{stats, TraceError, TraceFilter, TraceFormat, TraceReader};
+    use ssdlab_core::workload::trace::{stats, TraceFilter, TraceFormat, TraceReader};
     let fmt = format
         .map(|f| f.parse::<TraceFormat>())
         .transpose()
@@ -507,12 +507,7 @@ fn trace_stats(
         start: time("start", start)?,
         end: time("end", end)?,
     };
-    let werr = |e: TraceError| WorkloadError {
-        file: e.file.clone(),
-        line: e.line,
-        option: None,
-        message: e.message.clone(),
-    };
+    let werr = WorkloadError::from;
     let path = path.to_string();
     let out: Result<String, WorkloadError> = py.detach(move || {
         let r = TraceReader::open(std::path::Path::new(&path), fmt).map_err(werr)?;

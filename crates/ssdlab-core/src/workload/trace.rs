@@ -330,6 +330,18 @@ pub struct TraceError {
     pub message: String,
 }
 
+impl From<TraceError> for super::WorkloadError {
+    /// A trace problem as a workload error (file and line kept, no option).
+    fn from(e: TraceError) -> Self {
+        super::WorkloadError {
+            file: e.file,
+            line: e.line,
+            option: None,
+            message: e.message,
+        }
+    }
+}
+
 impl fmt::Display for TraceError {
     /// `file:line: message`, or `file: message` when `line` is 0.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
