@@ -559,6 +559,8 @@ pub struct Compute {
     pub ops: [u64; 6],
     /// See [`Compute::front_is_dedicated`] (fixed by the configuration).
     front_dedicated: bool,
+    /// See [`Compute::fetch_is_dedicated`] (fixed by the configuration).
+    fetch_dedicated: bool,
 }
 
 impl Compute {
@@ -592,8 +594,10 @@ impl Compute {
         };
         let others = [key(0), key(5), (0, ftl_group)];
         let front_dedicated = (1..=4).all(|s| !others.contains(&key(s)));
+        let fetch_dedicated = (1..=5).all(|s| key(s) != key(0)) && key(0) != (0, ftl_group);
         Compute {
             front_dedicated,
+            fetch_dedicated,
             groups: cfg.groups.iter().map(|g| Pool::new(g.count)).collect(),
             accels: cfg
                 .accelerators
@@ -643,6 +647,14 @@ impl Compute {
     #[inline]
     pub fn front_is_dedicated(&self) -> bool {
         self.front_dedicated
+    }
+
+    /// The fetch stage runs on an executor that serves no other stage and no
+    /// background work: its reservations come only from fetches, so with a
+    /// single submission queue they may be booked when the doorbell is rung.
+    #[inline]
+    pub fn fetch_is_dedicated(&self) -> bool {
+        self.fetch_dedicated
     }
 
     /// Time the executor of stage `s` can next start work.

@@ -122,6 +122,14 @@ impl Firmware {
         self.compute.is_none() && self.stages[StageId::Fetch as usize].service() == Time::ZERO
     }
 
+    /// A compute model whose fetch executor serves nothing else (see
+    /// [`Compute::fetch_is_dedicated`]).
+    pub fn fetch_is_dedicated(&self) -> bool {
+        self.compute
+            .as_ref()
+            .is_some_and(|c| c.fetch_is_dedicated())
+    }
+
     /// When the fetch stage can next start.
     pub fn fetch_free_at(&self) -> Time {
         match &self.compute {

@@ -8,6 +8,33 @@ use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec};
 /// One channel, one SLC die, Gen3 x4, zero host/link latency parts except the
 /// link itself; one core running every stage with `cycles` per fetch at `clock`.
 fn device(clock: &str, fetch_cycles: u64, power: bool) -> Device {
+    resolve(&device_text(clock, fetch_cycles, power))
+}
+
+fn resolve(text: &str) -> Device {
+    DeviceFile::from_toml_str(text, "compute")
+        .unwrap()
+        .resolve("compute")
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The same drive with the fetch stage on a core of its own: with one
+/// submission queue the drive books each fetch when the doorbell is rung
+/// instead of when it is seen (one event fewer), which must not change the
+/// compute timing.
+fn device_own_fetch_core(clock: &str, fetch_cycles: u64) -> Device {
+    let text = device_text(clock, fetch_cycles, false);
+    let shared =
+        r#"stages = ["fetch", "parse", "cache_lookup", "translate", "issue", "complete", "ftl"]"#;
+    assert!(text.contains(shared));
+    let split = r#"stages = ["parse", "cache_lookup", "translate", "issue", "complete", "ftl"]
+[[controller.cores]]
+spec = "test"
+stages = ["fetch"]"#;
+    resolve(&text.replace(shared, split))
+}
+
+fn device_text(clock: &str, fetch_cycles: u64, power: bool) -> String {
     let power = if power {
         r#"
 [power]
@@ -27,7 +54,7 @@ window = "100us"
     } else {
         ""
     };
-    let text = format!(
+    format!(
         r#"
 name = "compute"
 [pcie]
@@ -66,11 +93,7 @@ stages = ["fetch", "parse", "cache_lookup", "translate", "issue", "complete", "f
 fetch = {{ cycles = {fetch_cycles}, mem_accesses = 0 }}
 {power}
 "#
-    );
-    DeviceFile::from_toml_str(&text, "compute")
-        .unwrap()
-        .resolve("compute")
-        .unwrap_or_else(|e| panic!("{e}"))
+    )
 }
 
 fn run(dev: Device, job: &str) -> Report {
@@ -115,6 +138,39 @@ fn a_saturated_core_caps_iops_at_clock_over_cycles() {
         "{:?}",
         r.utilisation.cores
     );
+}
+
+#[test]
+fn a_fetch_core_of_its_own_times_like_the_shared_core_at_qd1_and_caps_iops() {
+    // QD1: nothing queues, so the fetch stage adds exactly its 50 us whether
+    // its core is shared or its own.
+    let base = run(device_own_fetch_core("100MHz", 0), QD1);
+    let own = run(device_own_fetch_core("100MHz", 5000), QD1);
+    let shared = run(device("100MHz", 5000, false), QD1);
+    assert_eq!(own.read.lat_ns.min - base.read.lat_ns.min, 50_000);
+    assert_eq!(own.read.lat_ns.max - base.read.lat_ns.max, 50_000);
+    assert_eq!(own.read.lat_ns.min, shared.read.lat_ns.min);
+    assert_eq!(own.read.lat_ns.max, shared.read.lat_ns.max);
+    // ... with one event fewer per command (no doorbell event).
+    assert!(
+        own.events + 300 <= shared.events,
+        "{} vs {}",
+        own.events,
+        shared.events
+    );
+    // QD32: the fetch core alone is the bottleneck at clock / cycles.
+    let r = run(
+        device_own_fetch_core("100MHz", 20_000),
+        "[r]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios=3000\n",
+    );
+    let cap = 100e6 / 20_000.0;
+    assert!(
+        (r.read.iops - cap).abs() / cap < 0.01,
+        "{} vs {cap}",
+        r.read.iops
+    );
+    let busiest = r.utilisation.cores.values().cloned().fold(0.0, f64::max);
+    assert!(busiest > 0.99, "{:?}", r.utilisation.cores);
 }
 
 #[test]
