@@ -270,21 +270,6 @@ impl Ledger {
             self.window = self.window.times(2);
         }
     }
-
-    /// Peak total power (W) over the recorded windows within [from, to].
-    pub fn peak(&self, from: Time) -> f64 {
-        let w: Vec<_> = self.windows.iter().filter(|(t, _)| *t >= from).collect();
-        w.windows(2)
-            .map(|p| {
-                let dt = (p[1].0 - p[0].0).as_secs_f64();
-                if dt > 0.0 {
-                    (p[1].1[7] - p[0].1[7]) / dt
-                } else {
-                    0.0
-                }
-            })
-            .fold(0.0, f64::max)
-    }
 }
 
 /// Per-component result.
@@ -294,6 +279,9 @@ pub struct ComponentPower {
     pub avg_w: f64,
     /// Energy over the measured window (J).
     pub energy_j: f64,
+    /// Highest power over one `window_ns` window (W); equals avg when the
+    /// run is shorter than two windows.
+    pub peak_w: f64,
 }
 
 /// The report's `power` section.
@@ -327,6 +315,7 @@ impl PowerReport {
                 ComponentPower {
                     avg_w: if secs > 0.0 { energy_j / secs } else { 0.0 },
                     energy_j,
+                    peak_w: 0.0,
                 },
             );
         }
@@ -360,7 +349,15 @@ impl PowerReport {
             let dt = (p[1].0 - p[0].0).as_secs_f64();
             if dt > 0.0 {
                 series.push(((p[0].0 - start.0).as_ns_f64(), (p[1].1[7] - p[0].1[7]) / dt));
+                for (i, name) in COMPONENTS.iter().enumerate().take(7) {
+                    if let Some(c) = components.get_mut(*name) {
+                        c.peak_w = c.peak_w.max((p[1].1[i] - p[0].1[i]) / dt);
+                    }
+                }
             }
+        }
+        for c in components.values_mut() {
+            c.peak_w = c.peak_w.max(c.avg_w);
         }
         let peak_w = series.iter().map(|s| s.1).fold(avg_w, f64::max);
         PowerReport {

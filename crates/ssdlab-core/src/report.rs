@@ -544,7 +544,7 @@ impl Report {
             let parts: Vec<String> = p
                 .components
                 .iter()
-                .map(|(k, v)| format!("{k} {:.1} mW", v.avg_w * 1e3))
+                .map(|(k, v)| format!("{k} {:.1} mW (peak {:.1})", v.avg_w * 1e3, v.peak_w * 1e3))
                 .collect();
             let _ = writeln!(s, "        {}", parts.join(", "));
             for (k, (limit, avg, ok)) in &p.budgets {

@@ -204,6 +204,21 @@ fn component_energies_add_up_to_the_total() {
         "{sum} vs {total}"
     );
     assert!(p.peak_w >= p.avg_w);
+    // Per-component peaks over the same 100 us windows: never below the
+    // average, a constant draw peaks at itself, one busy 20 mW core cannot
+    // peak above 20 mW, and the total's peak cannot exceed the sum of the
+    // components' peaks.
+    assert!(p.series.len() > 10, "{} windows", p.series.len());
+    for (k, c) in &p.components {
+        assert!(c.peak_w >= c.avg_w - 1e-12, "{k}: {} < {}", c.peak_w, c.avg_w);
+    }
+    let other = &p.components["other"];
+    assert!((other.peak_w - 0.300).abs() < 1e-9, "{}", other.peak_w);
+    let cores = &p.components["cores"];
+    assert!(cores.peak_w <= 0.020 + 1e-9, "{}", cores.peak_w);
+    assert!(cores.peak_w > cores.avg_w, "{} vs {}", cores.peak_w, cores.avg_w);
+    let peaks: f64 = p.components.values().map(|c| c.peak_w).sum();
+    assert!(p.peak_w <= peaks + 1e-9, "{} > {peaks}", p.peak_w);
     assert!(
         !p.budget_ok,
         "a 10 mW core budget cannot hold a busy 20 mW core"
