@@ -30,6 +30,8 @@ pub const STAGES: [&str; 6] = [
     "issue",
     "complete",
 ];
+/// Index of the issue stage in [`STAGES`].
+const ISSUE: usize = 4;
 /// Off-critical-path software work.
 pub const BACKGROUND: [&str; 3] = ["gc", "cache_evict", "block_alloc"];
 
@@ -102,6 +104,13 @@ pub struct ControllerFile {
     /// How firmware learns of a doorbell: `"interrupt"` or `"polling"`.
     #[serde(default = "d_doorbell")]
     pub doorbell: String,
+    /// How the firmware learns that a host data transfer it started has
+    /// ended: `"async"` (the host controller reports it; the core goes on
+    /// with other work) or `"blocking"` (the core that ran the issue stage
+    /// spins on the DMA status until the transfer ends, as the OpenSSD
+    /// Cosmos+ reference firmware does with `check_auto_tx_dma_done`).
+    #[serde(default = "d_host_dma")]
+    pub host_dma: String,
     /// Polling period (with `doorbell = "polling"`).
     #[serde(default)]
     pub polling_interval: Option<String>,
@@ -133,6 +142,9 @@ pub struct ControllerFile {
 
 fn d_doorbell() -> String {
     "interrupt".into()
+}
+fn d_host_dma() -> String {
+    "async".into()
 }
 fn d_zero_w() -> String {
     "0mW".into()
@@ -213,6 +225,9 @@ pub struct Accelerator {
 pub struct ControllerConfig {
     /// Firmware polls doorbells every this often (None: interrupt, immediate).
     pub polling: Option<Time>,
+    /// The issue stage's executor is held until each host data transfer it
+    /// started ends (`host_dma = "blocking"`).
+    pub dma_blocking: bool,
     /// Host controller time per command.
     pub host_controller_time: Time,
     /// Host controller active / idle power (W).
@@ -275,6 +290,18 @@ impl ControllerFile {
                     format!("'{o}' is not a doorbell mode (expected \"interrupt\" or \"polling\")"),
                 );
                 None
+            }
+        };
+        let dma_blocking = match self.host_dma.as_str() {
+            "async" => false,
+            "blocking" => true,
+            o => {
+                problem(
+                    out,
+                    "controller.host_dma",
+                    format!("'{o}' is not a host DMA mode (expected \"async\" or \"blocking\")"),
+                );
+                false
             }
         };
         let hc_clock = match self.host_controller_clock.as_deref().map(parse_frequency) {
@@ -471,6 +498,7 @@ impl ControllerFile {
         }
         Some(ControllerConfig {
             polling,
+            dma_blocking,
             host_controller_time,
             host_controller_w,
             groups,
@@ -684,6 +712,27 @@ impl Compute {
         self.host_controller
             .reserve(at, self.cfg.host_controller_time)
             .1
+    }
+
+    /// With `host_dma = "blocking"`: a host data transfer the issue stage
+    /// started at `from` takes `span` on an idle link (and DRAM); the firmware
+    /// spins on the DMA status for that long, so the issue stage's executor
+    /// is busy for `span` from `from` (FIFO after the work already booked).
+    /// The spin is the transfer's own time, not its wait behind other
+    /// commands' transfers: a blocking firmware has one transfer at a time.
+    #[inline]
+    pub fn hold_for_dma(&mut self, from: Time, span: Time) {
+        if !self.cfg.dma_blocking || span == Time::ZERO {
+            return;
+        }
+        match self.exec[ISSUE] {
+            Exec::Group(g) => {
+                self.groups[g].serve(from, span);
+            }
+            Exec::Accel(a) => {
+                self.accels[a].serve(from, span);
+            }
+        }
     }
 
     /// When firmware notices a doorbell written at `at`.

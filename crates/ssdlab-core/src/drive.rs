@@ -1549,6 +1549,14 @@ impl Drive {
                 let t = self.dram.reserve(now, xfer).1 + self.dev.cache.dram_latency;
                 self.link.device_write(t, b)
             };
+            let span = xfer
+                + self.dev.cache.dram_latency
+                + if write {
+                    self.link.device_read_time(b)
+                } else {
+                    self.link.device_write_time(b)
+                };
+            self.fw.host_dma(now, span);
             self.cmds[cmd as usize].pending = 1;
             self.q.at(done, Event::ReadDma { cmd });
             return;
@@ -1621,6 +1629,19 @@ impl Drive {
             let arrive = self
                 .link
                 .device_write(t, (dram_units + zero_units) * self.unit_bytes);
+            let mut span = self
+                .link
+                .device_write_time((dram_units + zero_units) * self.unit_bytes);
+            if dram_units > 0 {
+                span = span
+                    + self
+                        .dev
+                        .cache
+                        .dram_bandwidth
+                        .transfer_time(dram_units * self.unit_bytes)
+                    + self.dev.cache.dram_latency;
+            }
+            self.fw.host_dma(now, span);
             self.q.at(arrive, Event::ReadDma { cmd });
         }
         self.cmds[cmd as usize].pending = pending;
@@ -1688,8 +1709,12 @@ impl Drive {
         let (_, e) = self
             .dram
             .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));
-        self.q
-            .at(e + self.dev.cache.dram_latency, Event::WriteIn { cmd });
+        let done = e + self.dev.cache.dram_latency;
+        let span = self.link.device_read_time(n)
+            + self.dev.cache.dram_bandwidth.transfer_time(n)
+            + self.dev.cache.dram_latency;
+        self.fw.host_dma(now, span);
+        self.q.at(done, Event::WriteIn { cmd });
     }
 
     fn write_in(&mut self, now: Time, cmd: u32) {
@@ -1989,6 +2014,8 @@ impl Drive {
                 let cmd = (owner & 0xffff_ffff) as u32;
                 let n = (owner >> 32) & 0xff_ffff;
                 let arrive = self.link.device_write(now, n * self.unit_bytes);
+                let span = self.link.device_write_time(n * self.unit_bytes);
+                self.fw.host_dma(now, span);
                 // The link is FIFO per direction: the DMA reserved last arrives
                 // last, so the command completes when this one arrives if it is
                 // the command's last outstanding part.

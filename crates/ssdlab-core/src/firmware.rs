@@ -183,6 +183,16 @@ impl Firmware {
         self.stages[StageId::Issue as usize].serve(t, units)
     }
 
+    /// The issue stage started a host data transfer at `from` that takes
+    /// `span` on an idle link; with `host_dma = "blocking"` its executor
+    /// spins that long ([`Compute::hold_for_dma`]).
+    #[inline]
+    pub fn host_dma(&mut self, from: Time, span: Time) {
+        if let Some(c) = &mut self.compute {
+            c.hold_for_dma(from, span);
+        }
+    }
+
     /// Stage (7) for one command.
     #[inline]
     pub fn complete(&mut self, at: Time) -> Time {

@@ -85,6 +85,17 @@ impl Link {
         end + self.cfg.latency
     }
 
+    /// Time of a [`Link::device_write`] of `bytes` on an idle link.
+    pub fn device_write_time(&self, bytes: u64) -> Time {
+        self.payload_time(bytes) + self.cfg.latency
+    }
+
+    /// Time of a [`Link::device_read`] of `bytes` on an idle link.
+    pub fn device_read_time(&self, bytes: u64) -> Time {
+        let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
+        self.request_time(reqs) + self.payload_time(bytes) + self.cfg.latency.times(2)
+    }
+
     /// Host writes `bytes` to the device (doorbell); returns arrival time.
     pub fn host_write(&mut self, now: Time, bytes: u64) -> Time {
         let t = self.payload_time(bytes);

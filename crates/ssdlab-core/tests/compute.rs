@@ -174,6 +174,58 @@ fn a_fetch_core_of_its_own_times_like_the_shared_core_at_qd1_and_caps_iops() {
 }
 
 #[test]
+fn blocking_host_dma_adds_the_transfer_to_the_core_time() {
+    // One core runs every stage: 20000 fetch cycles at 100 MHz = 200 us per
+    // command. With async DMA it caps IOPS at 5,000; when the firmware
+    // spins on each host transfer (host_dma = "blocking"), the core also
+    // spends the 16 KiB transfer's own link time per command.
+    let job = "[r]\nrw=randread\nbs=16k\niodepth=32\nnumber_ios=2000\n";
+    let blocking = |clock: &str, cycles: u64| {
+        let text = device_text(clock, cycles, false);
+        let text = text.replace("[controller]\n", "[controller]\nhost_dma = \"blocking\"\n");
+        assert!(text.contains("host_dma"));
+        resolve(&text)
+    };
+    let dev = blocking("100MHz", 20_000);
+    let span = ssdlab_core::pcie::Link::new(&dev.pcie).device_write_time(16384);
+    assert!(span > ssdlab_core::units::Time::us(4), "{span:?}");
+    let a = run(device("100MHz", 20_000, false), job);
+    let b = run(dev, job);
+    let async_cap = 100e6 / 20_000.0;
+    let blocking_cap = 1.0 / (200e-6 + span.as_secs_f64());
+    assert!(
+        (a.read.iops - async_cap).abs() / async_cap < 0.01,
+        "{}",
+        a.read.iops
+    );
+    assert!(
+        (b.read.iops - blocking_cap).abs() / blocking_cap < 0.005,
+        "{} vs {blocking_cap}",
+        b.read.iops
+    );
+    // QD1: the spin overlaps the transfer the command waits for anyway.
+    let q1a = run(device("100MHz", 5_000, false), QD1);
+    let q1b = run(blocking("100MHz", 5_000), QD1);
+    assert_eq!(q1a.read.lat_ns.min, q1b.read.lat_ns.min);
+    assert_eq!(q1a.read.lat_ns.max, q1b.read.lat_ns.max);
+}
+
+#[test]
+fn a_bad_host_dma_mode_names_its_key() {
+    let text = device_text("100MHz", 0, false)
+        .replace("[controller]\n", "[controller]\nhost_dma = \"sync\"\n");
+    let err = DeviceFile::from_toml_str(&text, "compute")
+        .unwrap()
+        .resolve("compute")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("controller.host_dma") && err.contains("\"blocking\""),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_faster_clock_never_lowers_iops() {
     let mut last = 0.0;
     for clock in ["50MHz", "100MHz", "200MHz", "400MHz", "1GHz"] {
@@ -210,13 +262,23 @@ fn component_energies_add_up_to_the_total() {
     // components' peaks.
     assert!(p.series.len() > 10, "{} windows", p.series.len());
     for (k, c) in &p.components {
-        assert!(c.peak_w >= c.avg_w - 1e-12, "{k}: {} < {}", c.peak_w, c.avg_w);
+        assert!(
+            c.peak_w >= c.avg_w - 1e-12,
+            "{k}: {} < {}",
+            c.peak_w,
+            c.avg_w
+        );
     }
     let other = &p.components["other"];
     assert!((other.peak_w - 0.300).abs() < 1e-9, "{}", other.peak_w);
     let cores = &p.components["cores"];
     assert!(cores.peak_w <= 0.020 + 1e-9, "{}", cores.peak_w);
-    assert!(cores.peak_w > cores.avg_w, "{} vs {}", cores.peak_w, cores.avg_w);
+    assert!(
+        cores.peak_w > cores.avg_w,
+        "{} vs {}",
+        cores.peak_w,
+        cores.avg_w
+    );
     let peaks: f64 = p.components.values().map(|c| c.peak_w).sum();
     assert!(p.peak_w <= peaks + 1e-9, "{} > {peaks}", p.peak_w);
     assert!(
