@@ -550,6 +550,20 @@ impl Pool {
     pub fn busy(&self) -> Vec<Time> {
         self.servers.iter().map(|s| s.busy()).collect()
     }
+    /// Busy time summed over the servers that has run by `t` ([`FifoServer::busy_by`]).
+    pub fn busy_by(&self, t: Time) -> Time {
+        self.servers
+            .iter()
+            .fold(Time::ZERO, |a, s| a + s.busy_by(t))
+    }
+    /// Busy time summed over the servers.
+    pub fn busy_total(&self) -> Time {
+        self.servers.iter().fold(Time::ZERO, |a, s| a + s.busy())
+    }
+    /// Number of servers.
+    pub fn servers(&self) -> usize {
+        self.servers.len()
+    }
     /// Time the earliest server is free.
     fn free_at(&self) -> Time {
         if let [only] = self.servers.as_slice() {

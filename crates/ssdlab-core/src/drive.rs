@@ -445,6 +445,10 @@ pub struct Snapshot {
     pub stage_busy: Vec<Time>,
     /// DRAM busy.
     pub dram_busy: Time,
+    /// Busy time of each compute core group (summed over its cores).
+    pub core_busy: Vec<Time>,
+    /// Busy time of each accelerator (summed over its instances).
+    pub accel_busy: Vec<Time>,
 }
 
 /// Progress of a running simulation.
@@ -496,7 +500,8 @@ pub struct Drive {
     free_progs: Vec<u32>,
     gc: Vec<Option<GcJob>>,
     wait_buffer: VecDeque<u32>,
-    scratch_groups: Vec<(u32, u32, u32)>,
+    /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
+    scratch_groups: Vec<(u32, u32, u32, u64)>,
     done_buf: Vec<(u64, OpKind)>,
     unit_bytes: u64,
     outstanding: u64,
@@ -978,6 +983,12 @@ impl Drive {
             link_busy: self.link.busy(),
             stage_busy: self.fw.stages.iter().map(|s| s.busy()).collect(),
             dram_busy: self.dram.busy(),
+            core_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
+                c.groups.iter().map(|p| p.busy_total()).collect()
+            }),
+            accel_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
+                c.accels.iter().map(|p| p.busy_total()).collect()
+            }),
         }
     }
 
@@ -991,7 +1002,12 @@ impl Drive {
             nand_erase_blocks: f.erases * g.planes_per_unit as u64,
             nand_bus_bytes: self.act.nand_bus_bytes
                 + f.programs * g.slots_per_program as u64 * self.unit_bytes,
-            pcie_busy: self.link.busy().0 + self.link.busy().1,
+            // Busy time that has run by `t`: work booked ahead (stages booked
+            // at fetch, a burst's backlog) is charged when it runs.
+            pcie_busy: {
+                let (up, down) = self.link.busy_by(t);
+                up + down
+            },
             ..Activity::default()
         };
         if let Some(c) = &self.fw.compute {
@@ -1003,15 +1019,11 @@ impl Drive {
                 a.group_busy.push(if polling {
                     t.times(grp.count as u64)
                 } else {
-                    pool.busy().into_iter().fold(Time::ZERO, |x, y| x + y)
+                    pool.busy_by(t)
                 });
             }
-            a.accel_busy = c
-                .accels
-                .iter()
-                .map(|p| p.busy().into_iter().fold(Time::ZERO, |x, y| x + y))
-                .collect();
-            a.host_controller_busy = c.host_controller.busy();
+            a.accel_busy = c.accels.iter().map(|p| p.busy_by(t)).collect();
+            a.host_controller_busy = c.host_controller.busy_by(t);
         }
         a
     }
@@ -1529,6 +1541,13 @@ impl Drive {
         }
     }
 
+    /// Bit of the plane (within its multi-plane unit) that slot `ppa` is in.
+    #[inline]
+    fn plane_bit(&self, ppa: u32) -> u64 {
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        1u64 << ((ppa % ppg) / self.geo.slots_per_page).min(63)
+    }
+
     fn process(&mut self, now: Time, cmd: u32) {
         let c = self.cmds[cmd as usize];
         match c.op {
@@ -1588,15 +1607,19 @@ impl Drive {
                 Mapping::InBuffer => dram_units += 1,
                 Mapping::Flash(p) => {
                     let key = p.0 / ppg;
+                    let plane = self.plane_bit(p.0);
                     match groups.iter_mut().find(|g| g.0 == key) {
-                        Some(g) => g.2 += 1,
-                        None => groups.push((key, p.0, 1)),
+                        Some(g) => {
+                            g.2 += 1;
+                            g.3 |= plane;
+                        }
+                        None => groups.push((key, p.0, 1, plane)),
                     }
                 }
             }
         }
         let mut pending = 0;
-        for &(_, first, n) in &groups {
+        for &(_, first, n, planes) in &groups {
             let a = self.geo.decode(Ppa(first));
             let die = self.geo.die_of_unit(a.unit);
             let t = Txn {
@@ -1607,7 +1630,8 @@ impl Drive {
                 owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
             };
             pending += 1;
-            self.act.nand_read_pages += t.bytes.div_ceil(self.dev.nand.page_size.0);
+            // One page read per plane touched; the bus carries only the slots asked for.
+            self.act.nand_read_pages += planes.count_ones() as u64;
             self.act.nand_bus_bytes += t.bytes;
             let q = &mut self.q;
             self.flash
@@ -1918,6 +1942,17 @@ impl Drive {
             unreachable_program(u);
             return;
         };
+        if first.0 % self.geo.slots_per_block == 0 {
+            // A new active block was opened for this program.
+            self.fw.background(2, now);
+        }
+        // The program unit's data is read out of the buffer on its way to the
+        // channel (streamed: it occupies DRAM bandwidth but does not delay the
+        // slower channel transfer).
+        let out = spp as u64 * self.unit_bytes;
+        self.act.dram_bytes += out;
+        self.dram
+            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
         for &l in &lpns {
             self.ftl.prefetch(Lpn(l));
         }
@@ -1977,6 +2012,13 @@ impl Drive {
             }
             job.next = end;
             job.inflight += 1;
+            let slots_per_page = self.geo.slots_per_page;
+            let planes = job.slots[start..end].iter().fold(0u64, |m, s| {
+                m | 1u64 << ((s.0 .0 % ppg) / slots_per_page).min(63)
+            });
+            // GC reads cost NAND energy like host reads.
+            self.act.nand_read_pages += planes.count_ones() as u64;
+            self.act.nand_bus_bytes += (end - start) as u64 * self.unit_bytes;
             let a = self.geo.decode(job.slots[start].0);
             let t = Txn {
                 kind: OpKind::Read,

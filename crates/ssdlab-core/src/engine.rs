@@ -116,6 +116,8 @@ pub struct FifoServer {
     busy_total: Time,
     gap_from: Time,
     gap_to: Time,
+    /// Start of the latest busy period (the block that ends at `busy_until`).
+    tail_start: Time,
 }
 
 impl FifoServer {
@@ -138,6 +140,7 @@ impl FifoServer {
             if at > self.busy_until {
                 self.gap_from = self.busy_until;
                 self.gap_to = at;
+                self.tail_start = at;
             }
             at
         };
@@ -150,15 +153,44 @@ impl FifoServer {
     pub fn free_at(&self) -> Time {
         self.busy_until
     }
-    /// Total busy time so far.
+    /// Total busy time booked so far (including work booked to run later).
     pub fn busy(&self) -> Time {
         self.busy_total
+    }
+    /// Busy time that has run by `t`: the booked total less the part of the
+    /// latest busy period still ahead of `t`. Exact when work booked ahead
+    /// forms one back-to-back block (a backlog); work booked into an earlier
+    /// idle gap, or an older block still ahead of `t`, counts as done when
+    /// booked. Never decreases as `t` grows or as work is booked.
+    pub fn busy_by(&self, t: Time) -> Time {
+        let ahead = self.busy_until.saturating_sub(t.max(self.tail_start));
+        self.busy_total.saturating_sub(ahead)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busy_by_charges_booked_work_when_it_runs() {
+        let mut f = FifoServer::default();
+        // A backlog booked at once: 3 x 10 ns from t = 100 ns.
+        for _ in 0..3 {
+            f.reserve(Time::ns(100), Time::ns(10));
+        }
+        assert_eq!(f.busy(), Time::ns(30));
+        assert_eq!(f.busy_by(Time::ns(50)), Time::ZERO);
+        assert_eq!(f.busy_by(Time::ns(115)), Time::ns(15));
+        assert_eq!(f.busy_by(Time::ns(200)), Time::ns(30));
+        // A block booked after an idle period, seen from before it: nothing
+        // of it has run, and booking it never lowers what has.
+        let before = f.busy_by(Time::ns(120));
+        f.reserve(Time::ns(500), Time::ns(40));
+        assert!(f.busy_by(Time::ns(120)) >= before);
+        assert_eq!(f.busy_by(Time::ns(520)), Time::ns(50));
+        assert_eq!(f.busy_by(Time::ns(600)), Time::ns(70));
+    }
 
     #[test]
     fn orders_by_time_then_sequence() {

@@ -120,6 +120,11 @@ impl Link {
     pub fn busy(&self) -> (Time, Time) {
         (self.up.busy(), self.down.busy())
     }
+
+    /// Busy time (up, down) that has run by `t` ([`FifoServer::busy_by`]).
+    pub fn busy_by(&self, t: Time) -> (Time, Time) {
+        (self.up.busy_by(t), self.down.busy_by(t))
+    }
 }
 
 #[cfg(test)]

@@ -328,37 +328,43 @@ impl Report {
         let mut cores = std::collections::BTreeMap::new();
         let mut accelerators = std::collections::BTreeMap::new();
         if let Some(c) = &d.firmware().compute {
+            // Busy time over the measured window: after the ramp snapshot.
+            let measured = |now: &[Time], base: &[Time], i: usize| {
+                now[i] - base.get(i).copied().unwrap_or(Time::ZERO)
+            };
             for (gi, (pool, g)) in c.groups.iter().zip(&c.cfg.groups).enumerate() {
-                let busy: Vec<Time> = pool.busy();
                 let names: Vec<&str> = g
                     .stages
                     .iter()
                     .map(|&i| crate::compute::STAGES[i])
                     .chain(g.ftl.then_some("ftl"))
                     .collect();
-                let u = busy.iter().fold(Time::ZERO, |a, b| a + *b).as_secs_f64()
-                    / (secs * busy.len() as f64);
+                let busy = measured(&now.core_busy, &base.core_busy, gi);
+                let u = busy.as_secs_f64() / (secs * pool.servers() as f64);
                 cores.insert(
                     format!("{gi}:{}:{}", g.spec.name, names.join("+")),
                     if secs > 0.0 { u.min(1.0) } else { 0.0 },
                 );
             }
-            for (pool, a) in c.accels.iter().zip(&c.cfg.accelerators) {
-                let busy: Vec<Time> = pool.busy();
-                let u = busy.iter().fold(Time::ZERO, |x, y| x + *y).as_secs_f64()
-                    / (secs * busy.len() as f64);
+            for (ai, (pool, a)) in c.accels.iter().zip(&c.cfg.accelerators).enumerate() {
+                let busy = measured(&now.accel_busy, &base.accel_busy, ai);
+                let u = busy.as_secs_f64() / (secs * pool.servers() as f64);
                 accelerators.insert(
                     crate::compute::STAGES[a.stage].to_string(),
                     if secs > 0.0 { u.min(1.0) } else { 0.0 },
                 );
             }
         }
+        // The fixed-time stage skeleton; with a compute model the stages run
+        // on its cores and accelerators (reported above), so none are listed.
         let mut firmware = std::collections::BTreeMap::new();
-        for (i, name) in crate::firmware::STAGE_NAMES.iter().enumerate() {
-            firmware.insert(
-                name.to_string(),
-                util(&[now.stage_busy[i]], &[base.stage_busy[i]], secs).0,
-            );
+        if d.firmware().compute.is_none() {
+            for (i, name) in crate::firmware::STAGE_NAMES.iter().enumerate() {
+                firmware.insert(
+                    name.to_string(),
+                    util(&[now.stage_busy[i]], &[base.stage_busy[i]], secs).0,
+                );
+            }
         }
         let dev = &d.dev;
         let (pm, pdw, pwaf) = d.precondition_info;

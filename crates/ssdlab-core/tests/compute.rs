@@ -23,7 +23,11 @@ fn resolve(text: &str) -> Device {
 /// instead of when it is seen (one event fewer), which must not change the
 /// compute timing.
 fn device_own_fetch_core(clock: &str, fetch_cycles: u64) -> Device {
-    let text = device_text(clock, fetch_cycles, false);
+    device_own_fetch_core_power(clock, fetch_cycles, false)
+}
+
+fn device_own_fetch_core_power(clock: &str, fetch_cycles: u64, power: bool) -> Device {
+    let text = device_text(clock, fetch_cycles, power);
     let shared =
         r#"stages = ["fetch", "parse", "cache_lookup", "translate", "issue", "complete", "ftl"]"#;
     assert!(text.contains(shared));
@@ -211,6 +215,28 @@ fn blocking_host_dma_adds_the_transfer_to_the_core_time() {
 }
 
 #[test]
+fn core_utilisation_counts_the_measured_window_only() {
+    // QD1, 20 us of core time per command: the core's utilisation is the
+    // same whether or not the first 20 ms are a ramp left out of the report.
+    let job = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=2000\n";
+    let plain = run(device("100MHz", 2_000, false), job);
+    let ramped = run(
+        device("100MHz", 2_000, false),
+        &format!("{job}ramp_time=20ms\n"),
+    );
+    let u = |r: &Report| *r.utilisation.cores.values().next().unwrap();
+    assert!(u(&plain) > 0.1 && u(&plain) < 0.9, "{}", u(&plain));
+    assert!(
+        (u(&plain) - u(&ramped)).abs() < 0.01,
+        "{} vs {}",
+        u(&plain),
+        u(&ramped)
+    );
+    // The fixed-time stage skeleton is not in use with a compute model.
+    assert!(plain.utilisation.firmware.is_empty());
+}
+
+#[test]
 fn a_bad_host_dma_mode_names_its_key() {
     let text = device_text("100MHz", 0, false)
         .replace("[controller]\n", "[controller]\nhost_dma = \"sync\"\n");
@@ -286,6 +312,78 @@ fn component_energies_add_up_to_the_total() {
         "a 10 mW core budget cannot hold a busy 20 mW core"
     );
     assert!((r.energy_per_io_j.unwrap() - total / 5000.0).abs() < 1e-12);
+}
+
+#[test]
+fn nand_energy_counts_every_flash_operation_including_gc() {
+    // Random overwrites of a full drive: every flash read is a GC read. One
+    // plane, 4 KiB pages, SLC: a read or program is one plane-page and 4 KiB
+    // on the bus, an erase one plane-block.
+    let r = run(
+        device("1GHz", 0, true),
+        "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n",
+    );
+    assert!(r.flash.reads > 1000, "GC must run: {:?}", r.flash);
+    let p = r.power.as_ref().unwrap();
+    let secs = r.sim_time_ns * 1e-9;
+    let ops = r.flash.reads as f64 * 2e-6
+        + r.flash.programs as f64 * 10e-6
+        + r.flash.erases as f64 * 50e-6
+        + (r.flash.reads + r.flash.programs) as f64 * 4096.0 * 20e-12;
+    let expect = 4.0 * 1e-3 * secs + ops;
+    let got = p.components["nand"].energy_j;
+    assert!(
+        (got - expect).abs() / expect < 0.01,
+        "{got} J vs {expect} J ({:?})",
+        r.flash
+    );
+}
+
+#[test]
+fn opening_an_active_block_costs_block_alloc_on_the_ftl_core() {
+    // 64 one-page programs fill a block: every 64th program opens a new
+    // active block and costs `block_alloc` (20000 cycles at 100 MHz = 200 us).
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n";
+    let with = |cycles: u64| {
+        let text = device_text("100MHz", 0, false).replace(
+            "[controller.costs]\n",
+            &format!(
+                "[controller.costs]\nblock_alloc = {{ cycles = {cycles}, mem_accesses = 0 }}\n"
+            ),
+        );
+        run(resolve(&text), job)
+    };
+    let busy = |r: &Report| r.utilisation.cores.values().next().unwrap() * r.sim_time_ns * 1e-9;
+    let base = with(0);
+    let charged = with(20_000);
+    assert_eq!(busy(&base), 0.0);
+    let expect = charged.flash.programs as f64 / 64.0 * 200e-6;
+    let got = busy(&charged);
+    assert!(
+        (got - expect).abs() / expect < 0.05,
+        "{got} s vs {expect} s"
+    );
+}
+
+#[test]
+fn work_booked_ahead_is_charged_when_it_runs() {
+    // Bursts of 64 commands after 2 ms of think time: each burst books
+    // 64 x 20 us of fetch work at once on the fetch core. Charged when
+    // booked, one 100 us window would show the 20 mW core at 12 times its
+    // active power; charged when it runs, no window exceeds it.
+    let r = run(
+        device_own_fetch_core_power("100MHz", 2_000, true),
+        "[b]\nrw=randread\nbs=4k\niodepth=64\nthinktime=2ms\nthinktime_blocks=64\nnumber_ios=2560\n",
+    );
+    let p = r.power.as_ref().unwrap();
+    // Two 20 mW cores (fetch, and the rest at zero cost): at most one busy.
+    let cores = &p.components["cores"];
+    assert!(cores.peak_w <= 0.020 + 0.005 + 1e-9, "{} W", cores.peak_w);
+    assert!(
+        cores.peak_w > 0.020,
+        "the fetch core is saturated during a burst: {} W",
+        cores.peak_w
+    );
 }
 
 #[test]
