@@ -1596,7 +1596,16 @@ fn toml_key_of(e: &toml::de::Error, text: &str) -> String {
         _ => text[at..].split(['=', '\n']).next().map(str::trim),
     }
     .filter(|k| !k.is_empty() && !k.starts_with('['));
-    let leaf = field.or(line_key);
+    // A field of an inline table (`fetch = { cycle = 1 }`) belongs to the
+    // line's key: `controller.costs.fetch.cycle`.
+    let inline = line
+        .split_once('=')
+        .is_some_and(|(k, v)| line_start + k.len() < at && v.trim_start().starts_with('{'));
+    let nested = match (field, line_key) {
+        (Some(f), Some(k)) if inline => Some(format!("{k}.{f}")),
+        _ => None,
+    };
+    let leaf = nested.as_deref().or(field).or(line_key);
     match (table, leaf) {
         (Some(t), Some(f)) => format!("{t}.{f}"),
         (None, Some(f)) => f.to_string(),

@@ -1162,7 +1162,8 @@ impl Drive {
                 self.try_fetch(now);
             }
             Event::Fetched { cmd } => {
-                let t = self.fw.front(now, self.cmds[cmd as usize].nlpn as u64);
+                let (units, issue) = self.front_units(cmd);
+                let t = self.fw.front(now, units, issue);
                 if t > now {
                     self.q.at(t, Event::FrontDone { cmd });
                 } else {
@@ -1431,7 +1432,8 @@ impl Drive {
             let fetched = self.link.device_read(arrive, SQE_BYTES);
             // Without a compute model the front stages are dedicated FIFO servers
             // in tandem, so booking them when the SQE arrives is exact: one event per command.
-            let ready = self.fw.front(fetched, io.nlpn as u64);
+            let (units, issue) = self.front_units(id);
+            let ready = self.fw.front(fetched, units, issue);
             self.q
                 .at(ready.max(self.q.now()), Event::FrontDone { cmd: id });
         } else if self.direct_fetch {
@@ -1453,7 +1455,8 @@ impl Drive {
             {
                 self.q.at(fetched.max(now), Event::Fetched { cmd: id });
             } else {
-                let ready = self.fw.front(fetched, io.nlpn as u64);
+                let (units, issue) = self.front_units(id);
+                let ready = self.fw.front(fetched, units, issue);
                 self.q.at(ready.max(now), Event::FrontDone { cmd: id });
             }
         } else {
@@ -1535,10 +1538,28 @@ impl Drive {
                 // when the SQE actually arrives, in event order.
                 self.q.at(arrive, Event::Fetched { cmd });
             } else {
-                let ready = self.fw.front(arrive, self.cmds[cmd as usize].nlpn as u64);
+                let (units, issue) = self.front_units(cmd);
+                let ready = self.fw.front(arrive, units, issue);
                 self.q.at(ready, Event::FrontDone { cmd });
             }
         }
+    }
+
+    /// Mapping units of command `cmd` for the front stages, and how many of
+    /// them the issue stage handles now: a read's units become flash reads
+    /// (or, on a RAM disk, DMA set-ups), as do a RAM disk write's; a flash
+    /// drive's write is issued when its program unit is ([`Drive::program`]);
+    /// trims and flushes issue nothing.
+    #[inline]
+    fn front_units(&self, cmd: u32) -> (u64, u64) {
+        let c = &self.cmds[cmd as usize];
+        let n = c.nlpn as u64;
+        let issue = match c.op {
+            Op::Read => n,
+            Op::Write if self.ramdisk => n,
+            Op::Write | Op::Trim | Op::Flush => 0,
+        };
+        (n, issue)
     }
 
     /// Bit of the plane (within its multi-plane unit) that slot `ppa` is in.
@@ -1946,6 +1967,7 @@ impl Drive {
             // A new active block was opened for this program.
             self.fw.background(2, now);
         }
+        self.fw.issue_flash_command(now);
         // The program unit's data is read out of the buffer on its way to the
         // channel (streamed: it occupies DRAM bandwidth but does not delay the
         // slower channel transfer).
@@ -2016,7 +2038,9 @@ impl Drive {
             let planes = job.slots[start..end].iter().fold(0u64, |m, s| {
                 m | 1u64 << ((s.0 .0 % ppg) / slots_per_page).min(63)
             });
-            // GC reads cost NAND energy like host reads.
+            // GC reads are flash commands the firmware issues, and cost NAND
+            // energy like host reads.
+            self.fw.issue_flash_command(now);
             self.act.nand_read_pages += planes.count_ones() as u64;
             self.act.nand_bus_bytes += (end - start) as u64 * self.unit_bytes;
             let a = self.geo.decode(job.slots[start].0);
@@ -2036,6 +2060,7 @@ impl Drive {
         }
         if job.next == job.slots.len() && job.inflight == 0 && !job.erasing {
             job.erasing = true;
+            self.fw.issue_flash_command(now);
             let t = Txn {
                 kind: OpKind::Erase,
                 die: self.geo.die_of_unit(unit),

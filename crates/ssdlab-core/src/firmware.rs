@@ -165,9 +165,13 @@ impl Firmware {
         }
     }
 
-    /// Stages (2)-(5) for a command of `units` mapping units, arriving at `at`.
+    /// Stages (2)-(5) for a command of `units` mapping units arriving at
+    /// `at`: parse once, cache lookup and translation per unit, and the
+    /// issue stage for the `issue_units` units that become flash commands
+    /// now (a read's units; a write's data is issued later, when its program
+    /// unit is, see [`Firmware::issue_flash_command`]; a trim issues none).
     #[inline]
-    pub fn front(&mut self, at: Time, units: u64) -> Time {
+    pub fn front(&mut self, at: Time, units: u64, issue_units: u64) -> Time {
         if self.front_zero {
             return at;
         }
@@ -175,12 +179,31 @@ impl Firmware {
             let t = c.serve(StageId::Parse as usize, at, 1);
             let t = c.serve(StageId::CacheLookup as usize, t, units);
             let t = c.serve(StageId::Translate as usize, t, units);
-            return c.serve(StageId::Issue as usize, t, units);
+            return c.serve(StageId::Issue as usize, t, issue_units);
         }
         let t = self.stages[StageId::Parse as usize].serve(at, 1);
         let t = self.stages[StageId::CacheLookup as usize].serve(t, units);
         let t = self.stages[StageId::Translate as usize].serve(t, units);
-        self.stages[StageId::Issue as usize].serve(t, units)
+        self.stages[StageId::Issue as usize].serve(t, issue_units)
+    }
+
+    /// Stage (5) for a flash command the firmware issues on its own: a
+    /// program of buffered data, a GC read, an erase. It occupies the issue
+    /// stage's executor from `at`; the flash operation is not delayed by it
+    /// (the firmware hands it to the flash controller's queue).
+    #[inline]
+    pub fn issue_flash_command(&mut self, at: Time) {
+        if self.front_zero {
+            return;
+        }
+        match &mut self.compute {
+            Some(c) => {
+                c.serve(StageId::Issue as usize, at, 1);
+            }
+            None => {
+                self.stages[StageId::Issue as usize].serve(at, 1);
+            }
+        }
     }
 
     /// The issue stage started a host data transfer at `from` that takes

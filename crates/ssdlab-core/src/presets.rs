@@ -168,7 +168,7 @@ pub fn generated(name: &str) -> Option<String> {
         .iter()
         .find(|(p, _)| *p == "pm9a3-960g")?
         .1;
-    // Rename and describe; the PM9A3 preset has no [controller] or [power] sections.
+    // Rename and describe; the PM9A3 preset has no [controller] section and its [power] section is kept.
     let mut text = String::new();
     for line in base.lines() {
         if line.starts_with("name = ") {

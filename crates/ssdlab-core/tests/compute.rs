@@ -251,6 +251,57 @@ fn a_bad_host_dma_mode_names_its_key() {
     );
 }
 
+fn resolve_err(text: &str) -> String {
+    match DeviceFile::from_toml_str(text, "compute") {
+        Err(e) => e.to_string(),
+        Ok(f) => f.resolve("compute").unwrap_err().to_string(),
+    }
+}
+
+#[test]
+fn bad_controller_and_power_values_name_their_keys() {
+    let base = device_text("100MHz", 0, false);
+    // Idle power above active power.
+    let err = resolve_err(&base.replace("idle_power = \"5mW\"", "idle_power = \"50mW\""));
+    assert!(
+        err.contains("controller.core_specs.test.idle_power") && err.contains("above active"),
+        "{err}"
+    );
+    // An accelerator for an unknown stage still has its other fields checked.
+    let err = resolve_err(&format!(
+        "{base}\n[[controller.accelerators]]\nstage = \"dedupe\"\nlatency = \"soon\"\nthroughput = \"1Mop/s\"\nactive_power = \"1mW\"\nidle_power = \"1mW\"\n"
+    ));
+    assert!(
+        err.contains("controller.accelerators[0].stage")
+            && err.contains("controller.accelerators[0].latency"),
+        "{err}"
+    );
+    // A misspelt field inside a cost names the stage.
+    let err = resolve_err(&base.replace(
+        "fetch = { cycles = 0, mem_accesses = 0 }",
+        "fetch = { cycle = 0, mem_accesses = 0 }",
+    ));
+    assert!(err.contains("controller.costs.fetch.cycle"), "{err}");
+}
+
+#[test]
+fn a_core_budget_without_cores_is_left_out() {
+    let text = device_text("100MHz", 0, true);
+    let (head, rest) = text.split_once("[controller]\n").unwrap();
+    let power = &rest[rest.find("[power]").unwrap()..];
+    let r = run(resolve(&format!("{head}{power}")), QD1);
+    let p = r.power.as_ref().unwrap();
+    assert!(!p.budgets.contains_key("cores"), "{:?}", p.budgets);
+    assert!(p.budgets.contains_key("total") || p.budgets.is_empty());
+    let with_cores = run(device("100MHz", 0, true), QD1);
+    assert!(with_cores
+        .power
+        .as_ref()
+        .unwrap()
+        .budgets
+        .contains_key("cores"));
+}
+
 #[test]
 fn a_faster_clock_never_lowers_iops() {
     let mut last = 0.0;
@@ -383,6 +434,39 @@ fn work_booked_ahead_is_charged_when_it_runs() {
         cores.peak_w > 0.020,
         "the fetch core is saturated during a burst: {} W",
         cores.peak_w
+    );
+}
+
+#[test]
+fn the_issue_stage_is_charged_per_flash_command() {
+    // issue = 10000 cycles at 100 MHz = 100 us per operation, every other
+    // stage free. A read's unit is a flash read (+100 us on its latency); a
+    // trim issues no flash command; a write is issued with its program unit.
+    let with = |issue: u64, job: &str| {
+        let text = device_text("100MHz", 0, false).replace(
+            "[controller.costs]\n",
+            &format!("[controller.costs]\nissue = {{ cycles = {issue}, mem_accesses = 0 }}\n"),
+        );
+        run(resolve(&text), job)
+    };
+    let reads = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=200\n";
+    assert_eq!(
+        with(10_000, reads).read.lat_ns.min - with(0, reads).read.lat_ns.min,
+        100_000
+    );
+    let trims = "[t]\nrw=randtrim\nbs=1m\niodepth=1\nnumber_ios=20\n";
+    let (a, b) = (with(0, trims), with(10_000, trims));
+    assert_eq!(
+        (a.trim.lat_ns.min, a.trim.lat_ns.max),
+        (b.trim.lat_ns.min, b.trim.lat_ns.max)
+    );
+    let writes = "[w]\nrw=randwrite\nbs=4k\niodepth=4\nnumber_ios=3000\n";
+    let w = with(10_000, writes);
+    let busy = w.utilisation.cores.values().next().unwrap() * w.sim_time_ns * 1e-9;
+    let expect = (w.flash.programs + w.flash.reads + w.flash.erases) as f64 * 100e-6;
+    assert!(
+        (busy - expect).abs() / expect < 0.02,
+        "{busy} s vs {expect} s"
     );
 }
 
