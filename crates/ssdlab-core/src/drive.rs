@@ -476,6 +476,8 @@ pub struct Drive {
     ctl: Controller,
     fw: Firmware,
     fetch_wakeup: bool,
+    /// log2 of slots per page when it is a power of two.
+    spp_shift: Option<u32>,
     /// One submission queue and a fetch executor that serves nothing else:
     /// fetches are booked when the doorbell is rung (see `submit_io`).
     direct_fetch: bool,
@@ -899,6 +901,10 @@ impl Drive {
             ramp_energy: None,
             act: ActCounters::default(),
             fetch_wakeup: false,
+            spp_shift: geo
+                .slots_per_page
+                .is_power_of_two()
+                .then(|| geo.slots_per_page.trailing_zeros()),
             direct_fetch: false,
             dram: FifoServer::default(),
             cache: DataCache::new(
@@ -1562,11 +1568,15 @@ impl Drive {
         (n, issue)
     }
 
-    /// Bit of the plane (within its multi-plane unit) that slot `ppa` is in.
+    /// Bit of the plane that a slot at offset `rem` within its multi-plane
+    /// page group is in (a shift when slots per page is a power of two).
     #[inline]
-    fn plane_bit(&self, ppa: u32) -> u64 {
-        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
-        1u64 << ((ppa % ppg) / self.geo.slots_per_page).min(63)
+    fn plane_bit(&self, rem: u32) -> u64 {
+        let plane = match self.spp_shift {
+            Some(s) => rem >> s,
+            None => rem / self.geo.slots_per_page,
+        };
+        1u64 << plane.min(63)
     }
 
     fn process(&mut self, now: Time, cmd: u32) {
@@ -1628,7 +1638,7 @@ impl Drive {
                 Mapping::InBuffer => dram_units += 1,
                 Mapping::Flash(p) => {
                     let key = p.0 / ppg;
-                    let plane = self.plane_bit(p.0);
+                    let plane = self.plane_bit(p.0 - key * ppg);
                     match groups.iter_mut().find(|g| g.0 == key) {
                         Some(g) => {
                             g.2 += 1;
@@ -2034,10 +2044,10 @@ impl Drive {
             }
             job.next = end;
             job.inflight += 1;
-            let slots_per_page = self.geo.slots_per_page;
-            let planes = job.slots[start..end].iter().fold(0u64, |m, s| {
-                m | 1u64 << ((s.0 .0 % ppg) / slots_per_page).min(63)
-            });
+            let spp = self.geo.slots_per_page;
+            let planes = job.slots[start..end]
+                .iter()
+                .fold(0u64, |m, s| m | 1u64 << ((s.0 .0 % ppg) / spp).min(63));
             // GC reads are flash commands the firmware issues, and cost NAND
             // energy like host reads.
             self.fw.issue_flash_command(now);
