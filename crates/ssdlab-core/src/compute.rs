@@ -245,17 +245,25 @@ pub struct ControllerConfig {
 }
 
 /// Idle power above active power would make busy time lower the energy.
-fn check_idle_le_active(out: &mut Vec<ConfigProblem>, key: &str, active: f64, idle: f64) {
-    if idle > active {
-        problem(
-            out,
-            key,
-            format!(
-                "idle power ({:.3} mW) is above active power ({:.3} mW)",
-                idle * 1e3,
-                active * 1e3
-            ),
-        );
+/// Compared only when both values parse (a bad value is reported by itself).
+pub(crate) fn check_idle_le_active(
+    out: &mut Vec<ConfigProblem>,
+    key: &str,
+    active: &str,
+    idle: &str,
+) {
+    if let (Ok(a), Ok(i)) = (parse_power(active), parse_power(idle)) {
+        if i > a {
+            problem(
+                out,
+                key,
+                format!(
+                    "idle power ({:.3} mW) is above active power ({:.3} mW)",
+                    i * 1e3,
+                    a * 1e3
+                ),
+            );
+        }
     }
 }
 
@@ -363,8 +371,8 @@ impl ControllerFile {
         check_idle_le_active(
             out,
             "controller.host_controller_idle_power",
-            host_controller_w.0,
-            host_controller_w.1,
+            &self.host_controller_active_power,
+            &self.host_controller_idle_power,
         );
         let mut specs = builtin_specs();
         for (name, f) in &self.core_specs {
@@ -384,7 +392,12 @@ impl ControllerFile {
                 active_w: pw(out, &format!("{k}.active_power"), &f.active_power),
                 idle_w: pw(out, &format!("{k}.idle_power"), &f.idle_power),
             };
-            check_idle_le_active(out, &format!("{k}.idle_power"), spec.active_w, spec.idle_w);
+            check_idle_le_active(
+                out,
+                &format!("{k}.idle_power"),
+                &f.active_power,
+                &f.idle_power,
+            );
             specs.retain(|s| &s.name != name);
             specs.push(spec);
         }
@@ -497,7 +510,12 @@ impl ControllerFile {
             };
             let active_w = pw(out, &format!("{k}.active_power"), &a.active_power);
             let idle_w = pw(out, &format!("{k}.idle_power"), &a.idle_power);
-            check_idle_le_active(out, &format!("{k}.idle_power"), active_w, idle_w);
+            check_idle_le_active(
+                out,
+                &format!("{k}.idle_power"),
+                &a.active_power,
+                &a.idle_power,
+            );
             // The other fields are checked even when the stage is unknown.
             let Some(stage) = stage else { continue };
             accelerators.push(Accelerator {
@@ -714,9 +732,11 @@ impl Compute {
     }
 
     /// The front stages (parse, lookup, translate, issue) run on executors
-    /// that serve neither fetch, completion nor background FTL work, so their
-    /// requests arrive in pipeline order and may be booked when the command
-    /// enters the pipeline.
+    /// that serve neither fetch, completion nor background FTL work, so a
+    /// command's front requests may be booked when it enters the pipeline.
+    /// Not exact when the issue executor also gets work at event time
+    /// (programs, GC reads and erases, blocking-DMA spins): that work fills
+    /// the gaps left ahead or queues behind the bookings; occupancy is kept.
     #[inline]
     pub fn front_is_dedicated(&self) -> bool {
         self.front_dedicated

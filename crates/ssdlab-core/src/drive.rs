@@ -478,6 +478,8 @@ pub struct Drive {
     fetch_wakeup: bool,
     /// log2 of slots per page when it is a power of two.
     spp_shift: Option<u32>,
+    /// Busy time charged at the last power mark (see [`Drive::power_mark`]).
+    charged: Option<(Time, Activity)>,
     /// One submission queue and a fetch executor that serves nothing else:
     /// fetches are booked when the doorbell is rung (see `submit_io`).
     direct_fetch: bool,
@@ -901,6 +903,7 @@ impl Drive {
             ramp_energy: None,
             act: ActCounters::default(),
             fetch_wakeup: false,
+            charged: None,
             spp_shift: geo
                 .slots_per_page
                 .is_power_of_two()
@@ -989,11 +992,12 @@ impl Drive {
             link_busy: self.link.busy(),
             stage_busy: self.fw.stages.iter().map(|s| s.busy()).collect(),
             dram_busy: self.dram.busy(),
+            // Busy time that has run by now (work booked ahead counts when it runs).
             core_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
-                c.groups.iter().map(|p| p.busy_total()).collect()
+                c.groups.iter().map(|p| p.busy_by(self.q.now())).collect()
             }),
             accel_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
-                c.accels.iter().map(|p| p.busy_total()).collect()
+                c.accels.iter().map(|p| p.busy_by(self.q.now())).collect()
             }),
         }
     }
@@ -1042,9 +1046,42 @@ impl Drive {
         }
     }
 
+    /// The activity at `now` with busy times limited to what the hardware
+    /// can have run since the last mark (servers × elapsed time): work that
+    /// counts as run when booked ([`FifoServer::busy_by`]: into an idle gap,
+    /// or an older block still ahead) is carried into later windows instead
+    /// of raising one window above the hardware's power. Busy time stays
+    /// monotone and the end-of-run energy ([`Drive::energy_at`]) is exact.
+    fn charged_activity(&mut self, now: Time) -> Activity {
+        let mut a = self.activity(now);
+        if let (Some((at, last)), Some(c)) = (&self.charged, &self.fw.compute) {
+            let dt = now.saturating_sub(*at);
+            let cap = |prev: Time, busy: Time, servers: u64| busy.min(prev + dt.times(servers));
+            for (i, b) in a.group_busy.iter_mut().enumerate() {
+                let n = c.cfg.groups[i].count as u64;
+                *b = cap(last.group_busy[i], *b, n);
+            }
+            for (i, b) in a.accel_busy.iter_mut().enumerate() {
+                let n = c.cfg.accelerators[i].instances as u64;
+                *b = cap(last.accel_busy[i], *b, n);
+            }
+            a.host_controller_busy = cap(last.host_controller_busy, a.host_controller_busy, 1);
+            a.pcie_busy = cap(last.pcie_busy, a.pcie_busy, 2);
+        } else if let Some((at, last)) = &self.charged {
+            let dt = now.saturating_sub(*at);
+            a.pcie_busy = a.pcie_busy.min(last.pcie_busy + dt.times(2));
+        }
+        self.charged = Some((now, a.clone()));
+        a
+    }
+
     fn power_mark(&mut self, now: Time) {
-        let e = self.energy_at(now);
+        if self.ledger.is_none() {
+            return;
+        }
+        let a = self.charged_activity(now);
         if let Some(l) = self.ledger.as_mut() {
+            let e = l.energy(&a, now);
             l.mark(now, e);
             self.next_mark = now + l.window;
         }
@@ -1208,7 +1245,9 @@ impl Drive {
             Event::RampEnd => {
                 self.ramp_snapshot = self.snapshot();
                 if self.ledger.is_some() {
-                    self.ramp_energy = Some((now, self.energy_at(now)));
+                    let a = self.charged_activity(now);
+                    let e = self.ledger.as_ref().map(|l| l.energy(&a, now));
+                    self.ramp_energy = e.map(|e| (now, e));
                 }
             }
         }
@@ -1437,7 +1476,9 @@ impl Drive {
             // anything, so the SQE fetch is issued when the doorbell arrives.
             let fetched = self.link.device_read(arrive, SQE_BYTES);
             // Without a compute model the front stages are dedicated FIFO servers
-            // in tandem, so booking them when the SQE arrives is exact: one event per command.
+            // in tandem, so they are booked when the SQE arrives (one event per
+            // command); issues of programs and GC operations, booked at event
+            // time, fill the gaps left ahead or queue behind (see firmware.md).
             let (units, issue) = self.front_units(id);
             let ready = self.fw.front(fetched, units, issue);
             self.q

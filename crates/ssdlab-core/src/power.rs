@@ -104,6 +104,12 @@ pub struct PowerConfig {
 impl PowerFile {
     /// Resolve, pushing problems into `out`.
     pub fn resolve(&self, out: &mut Vec<ConfigProblem>) -> PowerConfig {
+        crate::compute::check_idle_le_active(
+            out,
+            "power.pcie_idle_power",
+            &self.pcie_active_power,
+            &self.pcie_idle_power,
+        );
         let mut w = |k: &str, v: &str| {
             parse_power(v).unwrap_or_else(|e| {
                 out.push(ConfigProblem {
