@@ -1005,11 +1005,15 @@ impl Drive {
     fn activity(&self, t: Time) -> Activity {
         let f = &self.flash.stats;
         let g = &self.geo;
+        let running = self.flash.array_progress(t);
         let mut a = Activity {
             dram_bytes: self.act.dram_bytes,
             nand_read_pages: self.act.nand_read_pages,
             nand_program_pages: f.programs * (g.planes_per_unit * g.pages_per_program) as u64,
             nand_erase_blocks: f.erases * g.planes_per_unit as u64,
+            nand_program_pages_running: running.0
+                * (g.planes_per_unit * g.pages_per_program) as f64,
+            nand_erase_blocks_running: running.1 * g.planes_per_unit as f64,
             nand_bus_bytes: self.act.nand_bus_bytes
                 + f.programs * g.slots_per_program as u64 * self.unit_bytes,
             // Busy time that has run by `t`: work booked ahead (stages booked

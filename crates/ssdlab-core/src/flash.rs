@@ -572,6 +572,43 @@ impl FlashScheduler {
         }
     }
 
+    /// Programs and erases in their array phase at `t`, each counted by the
+    /// fraction of its array time done (1 once its end has passed; counted
+    /// in `stats` once completed): (programs, erases). A kind that may be
+    /// suspended counts 0 until it completes (a suspended operation's
+    /// progress is not tracked), so the sum never decreases as `t` grows.
+    pub fn array_progress(&self, t: Time) -> (f64, f64) {
+        let mut p = (0.0, 0.0);
+        for d in &self.dies {
+            let Some((tid, end)) = d.array else { continue };
+            if end == Time::MAX {
+                continue;
+            }
+            let tx = &self.txns[tid as usize];
+            let spread = match tx.kind {
+                OpKind::Write => !self.program_suspend,
+                OpKind::Erase => !self.erase_suspend,
+                _ => false,
+            };
+            if !spread {
+                continue;
+            }
+            let start = end.saturating_sub(tx.t_array);
+            let f = if t >= end || tx.t_array == Time::ZERO {
+                1.0
+            } else if t <= start {
+                0.0
+            } else {
+                (t - start).as_secs_f64() / tx.t_array.as_secs_f64()
+            };
+            match tx.kind {
+                OpKind::Write => p.0 += f,
+                _ => p.1 += f,
+            }
+        }
+        p
+    }
+
     /// Busy time of each die (array + transfers).
     pub fn die_busy(&self) -> Vec<Time> {
         self.dies.iter().map(|d| d.busy).collect()

@@ -185,6 +185,11 @@ pub struct Activity {
     pub nand_program_pages: u64,
     /// NAND block erases (plane-blocks).
     pub nand_erase_blocks: u64,
+    /// Plane-pages of programs in progress, by the fraction of their array
+    /// time done (their energy is spread over tPROG).
+    pub nand_program_pages_running: f64,
+    /// Plane-blocks of erases in progress, likewise.
+    pub nand_erase_blocks_running: f64,
     /// Bytes on the NAND channel buses.
     pub nand_bus_bytes: u64,
     /// PCIe busy (up + down).
@@ -255,8 +260,8 @@ impl Ledger {
         e[3] = c.dram_background * secs + c.dram_per_byte * a.dram_bytes as f64;
         e[4] = c.nand_idle * self.dies as f64 * secs
             + c.nand_read * a.nand_read_pages as f64
-            + c.nand_program * a.nand_program_pages as f64
-            + c.nand_erase * a.nand_erase_blocks as f64
+            + c.nand_program * (a.nand_program_pages as f64 + a.nand_program_pages_running)
+            + c.nand_erase * (a.nand_erase_blocks as f64 + a.nand_erase_blocks_running)
             + c.nand_bus_per_byte * a.nand_bus_bytes as f64;
         // Two directions: the link is "active" in proportion to their mean utilisation.
         e[5] = c.pcie_idle * secs

@@ -520,6 +520,34 @@ stages = ["complete", "ftl"]"#,
 }
 
 #[test]
+fn program_energy_is_spread_over_tprog() {
+    // Sequential writes on a fresh drive: only programs (10 uJ over 200 us
+    // each, 50 mW per die). Charged whole at completion, a 20 us window in
+    // which a die finishes a program would show 500 mW for it; spread over
+    // tPROG no window exceeds 4 x 50 mW plus idle and bus power.
+    let w = fio::parse_str(
+        "[w]\nrw=write\nbs=4k\niodepth=8\nnumber_ios=8000\n",
+        "t.fio",
+    )
+    .unwrap();
+    let dev =
+        resolve(&device_text("1GHz", 0, true).replace("window = \"100us\"", "window = \"20us\""));
+    let mut spec = RunSpec::new(dev, w, "t");
+    spec.precondition = Precondition::Fresh;
+    let r = simulate_quiet(&spec).unwrap();
+    assert!(
+        r.flash.programs > 1000 && r.flash.reads == 0,
+        "{:?}",
+        r.flash
+    );
+    let nand = &r.power.as_ref().unwrap().components["nand"];
+    let bus = 4.0 * 4096.0 * 20e-12 / 20e-6;
+    let max = 4.0 * 0.050 + 4.0 * 0.001 + bus;
+    assert!(nand.peak_w <= max * 1.001, "{} W > {max} W", nand.peak_w);
+    assert!(nand.peak_w > 0.5 * max, "{} W", nand.peak_w);
+}
+
+#[test]
 fn an_idle_drive_draws_idle_power_only() {
     use ssdlab_core::drive::Drive;
     use ssdlab_core::units::Time;
