@@ -595,19 +595,11 @@ impl Pool {
         }
         self.servers[best].reserve(at, service)
     }
-    /// Busy time per server.
-    pub fn busy(&self) -> Vec<Time> {
-        self.servers.iter().map(|s| s.busy()).collect()
-    }
     /// Busy time summed over the servers that has run by `t` ([`FifoServer::busy_by`]).
     pub fn busy_by(&self, t: Time) -> Time {
         self.servers
             .iter()
             .fold(Time::ZERO, |a, s| a + s.busy_by(t))
-    }
-    /// Busy time summed over the servers.
-    pub fn busy_total(&self) -> Time {
-        self.servers.iter().fold(Time::ZERO, |a, s| a + s.busy())
     }
     /// Number of servers.
     pub fn servers(&self) -> usize {

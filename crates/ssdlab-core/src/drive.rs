@@ -1058,22 +1058,23 @@ impl Drive {
     /// monotone and the end-of-run energy ([`Drive::energy_at`]) is exact.
     fn charged_activity(&mut self, now: Time) -> Activity {
         let mut a = self.activity(now);
-        if let (Some((at, last)), Some(c)) = (&self.charged, &self.fw.compute) {
+        if let Some((at, last)) = &self.charged {
             let dt = now.saturating_sub(*at);
             let cap = |prev: Time, busy: Time, servers: u64| busy.min(prev + dt.times(servers));
-            for (i, b) in a.group_busy.iter_mut().enumerate() {
-                let n = c.cfg.groups[i].count as u64;
-                *b = cap(last.group_busy[i], *b, n);
-            }
-            for (i, b) in a.accel_busy.iter_mut().enumerate() {
-                let n = c.cfg.accelerators[i].instances as u64;
-                *b = cap(last.accel_busy[i], *b, n);
-            }
-            a.host_controller_busy = cap(last.host_controller_busy, a.host_controller_busy, 1);
             a.pcie_busy = cap(last.pcie_busy, a.pcie_busy, 2);
-        } else if let Some((at, last)) = &self.charged {
-            let dt = now.saturating_sub(*at);
-            a.pcie_busy = a.pcie_busy.min(last.pcie_busy + dt.times(2));
+            if let Some(c) = &self.fw.compute {
+                for (i, b) in a.group_busy.iter_mut().enumerate() {
+                    *b = cap(last.group_busy[i], *b, c.cfg.groups[i].count as u64);
+                }
+                for (i, b) in a.accel_busy.iter_mut().enumerate() {
+                    *b = cap(
+                        last.accel_busy[i],
+                        *b,
+                        c.cfg.accelerators[i].instances as u64,
+                    );
+                }
+                a.host_controller_busy = cap(last.host_controller_busy, a.host_controller_busy, 1);
+            }
         }
         self.charged = Some((now, a.clone()));
         a
@@ -1497,19 +1498,7 @@ impl Drive {
             let seen = self.fw.notice_doorbell(arrive);
             let t = self.fw.fetch(seen);
             let fetched = self.link.device_read(t, SQE_BYTES);
-            let now = self.q.now();
-            if self
-                .fw
-                .compute
-                .as_ref()
-                .is_some_and(|c| !c.front_is_dedicated())
-            {
-                self.q.at(fetched.max(now), Event::Fetched { cmd: id });
-            } else {
-                let (units, issue) = self.front_units(id);
-                let ready = self.fw.front(fetched, units, issue);
-                self.q.at(ready.max(now), Event::FrontDone { cmd: id });
-            }
+            self.book_front(id, fetched.max(self.q.now()));
         } else {
             self.ctl.place(q, id);
             let seen = self.fw.notice_doorbell(arrive);
@@ -1579,20 +1568,25 @@ impl Drive {
             };
             let t = self.fw.fetch(now);
             let arrive = self.link.device_read(t, SQE_BYTES);
-            if self
-                .fw
-                .compute
-                .as_ref()
-                .is_some_and(|c| !c.front_is_dedicated())
-            {
-                // Cores may be shared between stages: book the front stages
-                // when the SQE actually arrives, in event order.
-                self.q.at(arrive, Event::Fetched { cmd });
-            } else {
-                let (units, issue) = self.front_units(cmd);
-                let ready = self.fw.front(arrive, units, issue);
-                self.q.at(ready, Event::FrontDone { cmd });
-            }
+            self.book_front(cmd, arrive);
+        }
+    }
+
+    /// Command `cmd`'s SQE arrives at `arrive`: book its front stages now
+    /// when their executors are dedicated, or, when cores may be shared
+    /// between stages, when the SQE actually arrives (in event order).
+    fn book_front(&mut self, cmd: u32, arrive: Time) {
+        if self
+            .fw
+            .compute
+            .as_ref()
+            .is_some_and(|c| !c.front_is_dedicated())
+        {
+            self.q.at(arrive, Event::Fetched { cmd });
+        } else {
+            let (units, issue) = self.front_units(cmd);
+            let ready = self.fw.front(arrive, units, issue);
+            self.q.at(ready, Event::FrontDone { cmd });
         }
     }
 
@@ -1616,10 +1610,10 @@ impl Drive {
     /// Bit of the plane that a slot at offset `rem` within its multi-plane
     /// page group is in (a shift when slots per page is a power of two).
     #[inline]
-    fn plane_bit(&self, rem: u32) -> u64 {
-        let plane = match self.spp_shift {
+    fn plane_bit(rem: u32, slots_per_page: u32, shift: Option<u32>) -> u64 {
+        let plane = match shift {
             Some(s) => rem >> s,
-            None => rem / self.geo.slots_per_page,
+            None => rem / slots_per_page,
         };
         1u64 << plane.min(63)
     }
@@ -1683,7 +1677,8 @@ impl Drive {
                 Mapping::InBuffer => dram_units += 1,
                 Mapping::Flash(p) => {
                     let key = p.0 / ppg;
-                    let plane = self.plane_bit(p.0 - key * ppg);
+                    let plane =
+                        Self::plane_bit(p.0 - key * ppg, self.geo.slots_per_page, self.spp_shift);
                     match groups.iter_mut().find(|g| g.0 == key) {
                         Some(g) => {
                             g.2 += 1;
@@ -2089,10 +2084,10 @@ impl Drive {
             }
             job.next = end;
             job.inflight += 1;
-            let spp = self.geo.slots_per_page;
+            let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
             let planes = job.slots[start..end]
                 .iter()
-                .fold(0u64, |m, s| m | 1u64 << ((s.0 .0 % ppg) / spp).min(63));
+                .fold(0u64, |m, s| m | Self::plane_bit(s.0 .0 % ppg, spp, shift));
             // GC reads are flash commands the firmware issues, and cost NAND
             // energy like host reads.
             self.fw.issue_flash_command(now);

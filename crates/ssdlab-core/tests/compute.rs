@@ -38,6 +38,15 @@ stages = ["fetch"]"#;
     resolve(&text.replace(shared, split))
 }
 
+/// The one-core 100 MHz drive with `cycles` per operation of `stage`
+/// (a critical-path stage other than fetch, or background work).
+fn device_with_cost(stage: &str, cycles: u64) -> Device {
+    resolve(&device_text("100MHz", 0, false).replace(
+        "[controller.costs]\n",
+        &format!("[controller.costs]\n{stage} = {{ cycles = {cycles}, mem_accesses = 0 }}\n"),
+    ))
+}
+
 fn device_text(clock: &str, fetch_cycles: u64, power: bool) -> String {
     let power = if power {
         r#"
@@ -399,15 +408,7 @@ fn opening_an_active_block_costs_block_alloc_on_the_ftl_core() {
     // 64 one-page programs fill a block: every 64th program opens a new
     // active block and costs `block_alloc` (20000 cycles at 100 MHz = 200 us).
     let job = "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n";
-    let with = |cycles: u64| {
-        let text = device_text("100MHz", 0, false).replace(
-            "[controller.costs]\n",
-            &format!(
-                "[controller.costs]\nblock_alloc = {{ cycles = {cycles}, mem_accesses = 0 }}\n"
-            ),
-        );
-        run(resolve(&text), job)
-    };
+    let with = |cycles: u64| run(device_with_cost("block_alloc", cycles), job);
     let busy = |r: &Report| r.utilisation.cores.values().next().unwrap() * r.sim_time_ns * 1e-9;
     let base = with(0);
     let charged = with(20_000);
@@ -446,13 +447,7 @@ fn the_issue_stage_is_charged_per_flash_command() {
     // issue = 10000 cycles at 100 MHz = 100 us per operation, every other
     // stage free. A read's unit is a flash read (+100 us on its latency); a
     // trim issues no flash command; a write is issued with its program unit.
-    let with = |issue: u64, job: &str| {
-        let text = device_text("100MHz", 0, false).replace(
-            "[controller.costs]\n",
-            &format!("[controller.costs]\nissue = {{ cycles = {issue}, mem_accesses = 0 }}\n"),
-        );
-        run(resolve(&text), job)
-    };
+    let with = |issue: u64, job: &str| run(device_with_cost("issue", issue), job);
     let reads = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=200\n";
     assert_eq!(
         with(10_000, reads).read.lat_ns.min - with(0, reads).read.lat_ns.min,
