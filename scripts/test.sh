@@ -22,32 +22,42 @@ echo "== cargo test (release)"
 cargo test --workspace --release
 
 # Python package (crates/ssdlab-py + python/ssdlab): build it into .venv and
-# run its pytest suite. Needs only python3 with venv and pip; the first run
-# downloads the test dependencies from PyPI, later runs reuse them (the deps
-# stamp changes only when pyproject.toml does) and rebuild the extension
-# incrementally.
+# run its pytest suite. Needs only python3 with venv and pip. The first run
+# downloads the dependencies from PyPI (the deps stamp changes only when
+# pyproject.toml does); every run rebuilds the extension (cargo is
+# incremental) and reinstalls it without the network.
 echo "== Python package (.venv) and pytest"
 PYTHON_BOOT="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-    "$PYTHON_BOOT" -m venv .venv || {
-        echo "error: '$PYTHON_BOOT -m venv .venv' failed (on Debian: apt-get install python3-venv)" >&2
+# SSDLAB_VENV: where the environment lives (.ci/run points it at a fresh one).
+VENV="${SSDLAB_VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON_BOOT" -m venv "$VENV" || {
+        echo "error: '$PYTHON_BOOT -m venv $VENV' failed (on Debian: apt-get install python3-venv)" >&2
         exit 1
     }
 fi
-VPY=.venv/bin/python
-deps_stamp=".venv/.ssdlab-deps-$(sha256sum pyproject.toml | cut -c1-16)"
+VPY="$VENV/bin/python"
+deps_stamp="$VENV/.ssdlab-deps-$(sha256sum pyproject.toml | cut -c1-16)"
 pip_q=(-q --disable-pip-version-check)
 if [ ! -f "$deps_stamp" ]; then
     "$VPY" -m pip install "${pip_q[@]}" --upgrade pip
+    # Third-party packages (the runtime dependencies and the `test` extra,
+    # read from pyproject.toml) WITH build isolation: a package that comes as
+    # an sdist (fio-plot does) is built with the backend it declares
+    # (setuptools + wheel), never with whatever the venv happens to hold.
+    mapfile -t py_deps < <("$VPY" scripts/pyproject_deps.py pyproject.toml test)
+    "$VPY" -m pip install "${pip_q[@]}" "${py_deps[@]}"
+    # The project's own build backend, for the step below.
     "$VPY" -m pip install "${pip_q[@]}" "maturin>=1.9.4,<2"
-    # builds the extension (maturin, release) and installs every dependency
-    "$VPY" -m pip install "${pip_q[@]}" --no-build-isolation ".[test]"
-    rm -f .venv/.ssdlab-deps-*
+    rm -f "$VENV"/.ssdlab-deps-*
     touch "$deps_stamp"
-else
-    # dependencies already there: rebuild (cargo is incremental) and reinstall, no network
-    "$VPY" -m pip install "${pip_q[@]}" --no-build-isolation --no-deps --force-reinstall .
 fi
+# The project's own extension WITHOUT build isolation, and only it: maturin
+# from .venv builds it in the workspace's cargo target directory, so a rerun
+# recompiles only what changed and needs no network (isolation would fetch
+# maturin into a throw-away environment on every run). --no-deps: its
+# dependencies were installed above.
+"$VPY" -m pip install "${pip_q[@]}" --no-build-isolation --no-deps --force-reinstall .
 # fio-plot (a test dependency) must load ssdlab's fio-json: no skipping here.
 export SSDLAB_REQUIRE_FIO_PLOT=1
 "$VPY" -m pytest tests/python -q -p no:cacheprovider

@@ -136,33 +136,9 @@ class Device:
         ``"7%"``). Raises :class:`ssdlab.ConfigError` listing every problem.
         """
         new = _override_list(overrides) + [(_norm_key(k), v) for k, v in kw.items()]
-        cfg = self.config()
-        new = [self._shorthand(cfg, k, v, self._source) for k, v in new]
+        # The shorthands and every check are the core's (ssdlab_core::compose),
+        # the same door as device files' `extends` and `ssdlab run --set`.
         return Device(self._text, self._source, _merge(self._overrides, new))
-
-    @staticmethod
-    def _shorthand(cfg: Dict[str, Any], key: str, value: Any, source: str) -> Tuple[str, Any]:
-        """Two conveniences, both checked by the core afterwards: a key named
-        in exactly one section may omit it (``channels`` -> ``nand.channels``),
-        and a single value for a per-page-type list fills the list
-        (``nand.t_read="50us"`` -> ``["50us", "50us", "50us"]`` on TLC)."""
-        if "." not in key and "[" not in key and key not in cfg:
-            hits = [sec for sec, tab in cfg.items() if isinstance(tab, dict) and key in tab]
-            if len(hits) > 1:
-                from .errors import ConfigError
-
-                raise ConfigError(
-                    source,
-                    [(key, f"'{key}' is in several sections; give one of {', '.join(h + '.' + key for h in hits)}")],
-                )
-            if len(hits) == 1:
-                key = f"{hits[0]}.{key}"
-        parts = key.split(".")
-        if len(parts) == 2 and "[" not in key and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            cur = cfg.get(parts[0], {})
-            if isinstance(cur, dict) and isinstance(cur.get(parts[1]), list):
-                value = [value] * len(cur[parts[1]])
-        return key, value
 
     # -- internals ----------------------------------------------------------
 

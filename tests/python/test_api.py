@@ -282,3 +282,27 @@ def test_report_fields_without_typed_attributes_are_still_attributes_and_columns
     assert m["power_avg_w"] == 3.5 and m["power_components_nand_avg_w"] == 1.0 and m["read_iops"] == 2.0
     with pytest.raises(AttributeError):
         r.no_such_field
+
+
+def test_device_files_extend_presets_and_files_like_the_cli(tmp_path):
+    # The same door as `ssdlab run --device FILE --set ...`: extends chains
+    # resolve relative to the file, overrides apply on top, errors name keys.
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "noplp.toml").write_text(
+        'extends = "pm9a3-960g"\n[cache]\npower_loss_protection = false\n')
+    (tmp_path / "wide.toml").write_text('extends = "base/noplp.toml"\n[nand]\nchannels = 16\n')
+    d = Device.from_toml(tmp_path / "wide.toml")
+    pm = Device.preset("pm9a3-960g")
+    assert d.name == "wide"  # named after its file
+    assert d.get("nand.channels") == 16
+    assert d.get("nand.t_read") == pm.get("nand.t_read")
+    assert d.get("cache.power_loss_protection") is False
+    assert Device.load(str(tmp_path / "wide.toml")) == d
+    assert d.with_(channels=4).get("nand.channels") == 4
+    (tmp_path / "loop.toml").write_text('extends = "loop.toml"\n')
+    with pytest.raises(ConfigError) as e:
+        Device.from_toml(tmp_path / "loop.toml")
+    assert e.value.keys == ["extends"] and "cycle" in str(e.value)
+    with pytest.raises(ConfigError) as e:
+        d.with_({"cache.write_buffer": 64})  # a number where a size is wanted
+    assert e.value.keys == ["cache.write_buffer"] and "no unit" in str(e.value)

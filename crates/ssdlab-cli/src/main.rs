@@ -2,7 +2,8 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use ssdlab_core::config::{preset_names, preset_text, Device, DeviceFile};
+use ssdlab_core::compose;
+use ssdlab_core::config::{preset_names, Device};
 use ssdlab_core::workload::{fio, Workload};
 use ssdlab_core::{simulate_with_jobs, Precondition, RunSpec, DEFAULT_SEED};
 use std::io::Write;
@@ -65,6 +66,9 @@ enum Cmd {
         /// Preset name or path to a device TOML file.
         #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
         device: String,
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
         /// fio job file (default: built-in 4 KiB random read, QD32, 1M I/Os).
         #[arg(long)]
         job: Option<PathBuf>,
@@ -104,6 +108,9 @@ enum Cmd {
     Check {
         /// Device TOML file.
         path: PathBuf,
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Run the shipped validation scenarios against published figures.
     Validate {
@@ -128,6 +135,9 @@ enum Cmd {
         /// Device preset or file.
         #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
         device: String,
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -266,6 +276,9 @@ enum DevicesCmd {
     Show {
         /// Preset name or TOML path.
         name: String,
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -313,6 +326,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         Cmd::Report(a) => Ok(pydoor::run("report", &a.args)),
         Cmd::Run {
             device,
+            set,
             job,
             seed,
             precondition,
@@ -322,7 +336,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             trace,
             sample_interval,
         } => {
-            let dev = Device::load(&device).map_err(|e| e.to_string())?;
+            let dev = load_device(&device, &set)?;
             let (workload, name) = match (trace_spec(&trace)?, &job) {
                 (Some((ts, desc)), None) => (
                     Workload {
@@ -429,23 +443,16 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Devices {
-            sub: Some(DevicesCmd::Show { name }),
+            sub: Some(DevicesCmd::Show { name, set }),
         } => {
-            let (file, src) = match preset_text(&name) {
-                Some(t) => (
-                    DeviceFile::from_toml_str(&t, &name).map_err(|e| e.to_string())?,
-                    name.clone(),
-                ),
-                None => {
-                    let text = std::fs::read_to_string(&name)
-                        .map_err(|e| format!("{name}: no such preset or file ({e})"))?;
-                    (
-                        DeviceFile::from_toml_str(&text, &name).map_err(|e| e.to_string())?,
-                        name.clone(),
-                    )
-                }
-            };
-            let dev = file.resolve(&src).map_err(|e| e.to_string())?;
+            let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
+            let (file, dev) = compose::load_named(&name, &overrides).map_err(|e| e.to_string())?;
+            if !dev.origin.extends.is_empty() {
+                println!("# extends: {}", dev.origin.extends.join(" -> "));
+            }
+            for o in &dev.origin.overrides {
+                println!("# override: {} = {}", o.key, o.value);
+            }
             let toml = toml::to_string_pretty(&file).map_err(|e| e.to_string())?;
             println!("{toml}");
             let link = ssdlab_core::pcie::Link::new(&dev.pcie);
@@ -469,8 +476,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Check { path } => {
-            let d = Device::from_path(&path).map_err(|e| e.to_string())?;
+        Cmd::Check { path, set } => {
+            let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
+            let (text, src) =
+                compose::read(&path.display().to_string()).map_err(|e| e.to_string())?;
+            let d = compose::load(&text, &src, &overrides)
+                .map_err(|e| e.to_string())?
+                .1;
             println!(
                 "{}: ok ({}, {:.1} GB exported)",
                 path.display(),
@@ -506,8 +518,9 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             output_format,
             filter,
             device,
+            set,
         } => {
-            let dev = Device::load(&device).map_err(|e| e.to_string())?;
+            let dev = load_device(&device, &set)?;
             let res = bench::run(&dev, ios, filter.as_deref())?;
             match output_format {
                 Format::Json => println!(
@@ -519,6 +532,12 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A preset or device file with `--set` overrides applied.
+fn load_device(name_or_path: &str, set: &[String]) -> Result<Device, String> {
+    let overrides = compose::parse_sets(set).map_err(|e| e.to_string())?;
+    Device::load_with(name_or_path, &overrides).map_err(|e| e.to_string())
 }
 
 fn emit(text: &str, output: &Option<PathBuf>) -> Result<(), String> {

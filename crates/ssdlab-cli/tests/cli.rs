@@ -307,3 +307,73 @@ fn fio_json_has_every_key_real_fio_writes() {
         500
     );
 }
+
+#[test]
+fn extends_and_set_from_the_shell() {
+    let base = tmp("ext-base.toml", SMALL_DEVICE);
+    let child = tmp(
+        "ext-child.toml",
+        "extends = \"ext-base.toml\"\nname = \"wider\"\n[nand]\nchannels = 4\n",
+    );
+    // devices show prints the merged file and the chain.
+    let (code, out, err) = ssdlab(&["devices", "show", &child]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("# extends: ") && out.contains("ext-base.toml"),
+        "{out}"
+    );
+    assert!(
+        out.contains("name = \"wider\"") && out.contains("channels = 4"),
+        "{out}"
+    );
+    assert!(out.contains("cell = \"tlc\""), "parent's keys kept: {out}");
+    // check validates the merged file, and --set on top of it.
+    let (code, out, err) = ssdlab(&["check", &child, "--set", "nand.channels=8"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok (wider"), "{out}");
+    let (code, _, err) = ssdlab(&["check", &child, "--set", "nand.chanels=8"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nand.chanels: unknown field"), "{err}");
+    // run: overrides recorded in the report.
+    let job = tmp(
+        "ext.fio",
+        "[r]\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=500\n",
+    );
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--device",
+        &child,
+        "--job",
+        &job,
+        "--precondition",
+        "fill",
+        "--set",
+        "cache.write_buffer=2MiB",
+        "--set",
+        "t_read=30us",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["device"]["name"], "wider");
+    assert!(j["device"]["extends"][0]
+        .as_str()
+        .unwrap()
+        .ends_with("ext-base.toml"));
+    assert_eq!(j["device"]["overrides"][1]["key"], "nand.t_read");
+    // bad --set: the key and what was expected
+    let (code, _, err) = ssdlab(&["run", "--device", &base, "--set", "cache.write_buffer=64"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cache.write_buffer: '64' has no unit"),
+        "{err}"
+    );
+    let (code, _, err) = ssdlab(&["run", "--device", &base, "--set", "nand.channels"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("expected KEY=VALUE"), "{err}");
+    let cyc = tmp("ext-cycle.toml", "extends = \"ext-cycle.toml\"\n");
+    let (code, _, err) = ssdlab(&["check", &cyc]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cycle in extends"), "{err}");
+}

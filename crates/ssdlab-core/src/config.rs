@@ -858,6 +858,26 @@ pub struct Device {
     pub power: Option<crate::power::PowerConfig>,
     /// Storage backend.
     pub backend: Backend,
+    /// How the description was composed (`extends` chain, overrides).
+    pub origin: Origin,
+}
+
+/// How a device description was composed: what the report records.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Origin {
+    /// The `extends` chain, nearest parent first (empty for a plain file or preset).
+    pub extends: Vec<String>,
+    /// Overrides applied after the file, in order.
+    pub overrides: Vec<AppliedOverride>,
+}
+
+/// One override as applied: key path and the TOML value it set.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct AppliedOverride {
+    /// Dotted key path, e.g. `nand.channels`.
+    pub key: String,
+    /// The value, as TOML (`16`, `"64MiB"`).
+    pub value: String,
 }
 
 struct Collector {
@@ -911,6 +931,31 @@ impl DeviceFile {
     /// Every unknown key is reported (each with its table path and line), not
     /// only the first: an unknown key's line is set aside and parsing retried.
     pub fn from_toml_str(text: &str, source: &str) -> Result<DeviceFile, ConfigError> {
+        DeviceFile::parse_text(text).map_err(|problems| ConfigError {
+            source: source.to_string(),
+            problems: problems
+                .into_iter()
+                .map(|(key, message, line)| ConfigProblem {
+                    key,
+                    message: match line {
+                        Some(l) => format!("{message} (line {l})"),
+                        None => message,
+                    },
+                })
+                .collect(),
+        })
+    }
+
+    /// [`DeviceFile::from_toml_str`] with messages that name no line:
+    /// (key path, message) pairs, for text that no user wrote (a merged
+    /// `extends` chain, see [`crate::compose`]).
+    pub(crate) fn from_toml_str_bare(text: &str) -> Result<DeviceFile, Vec<(String, String)>> {
+        DeviceFile::parse_text(text).map_err(|ps| ps.into_iter().map(|(k, m, _)| (k, m)).collect())
+    }
+
+    /// Parse, collecting (key path, message, line) of every problem.
+    #[allow(clippy::type_complexity)]
+    fn parse_text(text: &str) -> Result<DeviceFile, Vec<(String, String, Option<usize>)>> {
         let mut work = text.to_string();
         let mut problems = Vec::new();
         for _ in 0..256 {
@@ -919,10 +964,8 @@ impl DeviceFile {
                 Ok(_) => break,
                 Err(e) => {
                     let key = toml_key_of(&e, &work);
-                    problems.push(ConfigProblem {
-                        key,
-                        message: one_line(&e.to_string()),
-                    });
+                    let line = e.span().map(|s| crate::compose::line_at(&work, s.start));
+                    problems.push((key, one_line(e.message()), line));
                     let unknown = e.message().starts_with("unknown field");
                     match (unknown, e.span()) {
                         (true, Some(span)) => {
@@ -938,10 +981,7 @@ impl DeviceFile {
                 }
             }
         }
-        Err(ConfigError {
-            source: source.to_string(),
-            problems,
-        })
+        Err(problems)
     }
 
     /// Check every value and relation; return the typed device or every problem.
@@ -1422,6 +1462,7 @@ impl DeviceFile {
             controller,
             power,
             backend,
+            origin: Origin::default(),
             name: self.name.clone(),
             description: self.description.clone(),
             host,
@@ -1649,11 +1690,7 @@ pub const DEFAULT_DEVICE: &str = "pm9a3-960g";
 impl Device {
     /// Load a shipped preset by name.
     pub fn preset(name: &str) -> Result<Device, ConfigError> {
-        if let Some(text) = crate::presets::generated(name) {
-            let src = format!("preset {name}");
-            return DeviceFile::from_toml_str(&text, &src)?.resolve(&src);
-        }
-        let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+        let Some(text) = preset_text(name) else {
             return Err(ConfigError {
                 source: format!("preset {name}"),
                 problems: vec![ConfigProblem {
@@ -1665,11 +1702,10 @@ impl Device {
                 }],
             });
         };
-        let src = format!("preset {name}");
-        DeviceFile::from_toml_str(text, &src)?.resolve(&src)
+        Ok(crate::compose::load(&text, &format!("preset {name}"), &[])?.1)
     }
 
-    /// Load a TOML device file.
+    /// Load a TOML device file (its `extends` chain resolved).
     pub fn from_path(path: &Path) -> Result<Device, ConfigError> {
         let src = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
@@ -1679,18 +1715,21 @@ impl Device {
                 message: format!("cannot read: {e}"),
             }],
         })?;
-        DeviceFile::from_toml_str(&text, &src)?.resolve(&src)
+        Ok(crate::compose::load(&text, &src, &[])?.1)
     }
 
     /// A preset name or a path to a TOML file.
     pub fn load(name_or_path: &str) -> Result<Device, ConfigError> {
-        if preset_text(name_or_path).is_some() {
-            Device::preset(name_or_path)
-        } else if name_or_path.ends_with(".toml") || Path::new(name_or_path).exists() {
-            Device::from_path(Path::new(name_or_path))
-        } else {
-            Device::preset(name_or_path)
-        }
+        Device::load_with(name_or_path, &[])
+    }
+
+    /// A preset name or a path to a TOML file, with overrides (key path,
+    /// value) applied: see [`crate::compose::load`].
+    pub fn load_with(
+        name_or_path: &str,
+        overrides: &[crate::compose::Override],
+    ) -> Result<Device, ConfigError> {
+        Ok(crate::compose::load_named(name_or_path, overrides)?.1)
     }
 
     /// Exported capacity in bytes.

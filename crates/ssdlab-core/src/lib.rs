@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod compose;
 pub mod compute;
 pub mod config;
 pub mod drive;

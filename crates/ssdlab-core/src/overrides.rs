@@ -167,9 +167,10 @@ fn read_back(t: &Table) -> Result<DeviceFile, String> {
         .map_err(|e| one_line(&e.to_string()))
 }
 
-/// Apply `overrides` (key path, value) to the device file `text` and return
-/// the edited [`DeviceFile`] (not yet resolved: call
-/// [`DeviceFile::resolve`] for the value checks).
+/// Apply `overrides` (key path, value) to the device file `text` (its
+/// `extends` chain resolved, see [`crate::compose`]) and return the edited
+/// [`DeviceFile`] (not yet resolved: call [`DeviceFile::resolve`] for the
+/// value checks).
 ///
 /// Errors: a problem in `text` itself is reported as by
 /// [`DeviceFile::from_toml_str`]; otherwise every override that names no
@@ -180,21 +181,48 @@ pub fn apply(
     source: &str,
     overrides: &[(String, Value)],
 ) -> Result<DeviceFile, ConfigError> {
-    let base = DeviceFile::from_toml_str(text, source)?;
+    Ok(apply_to(&crate::compose::compose(text, source)?, overrides)?.0)
+}
+
+/// [`apply`] on a description whose `extends` chain is already merged.
+///
+/// Two conveniences, both checked like any override afterwards: a key named
+/// in exactly one section may omit it (`channels` -> `nand.channels`), and
+/// one value for a per-page-type list fills the list (`nand.t_read = "50us"`
+/// -> `["50us", "50us", "50us"]` on TLC).
+///
+/// Returns the edited file and the overrides as applied (shorthands
+/// expanded, bare numbers given as unit strings where the file wants those).
+pub fn apply_to(
+    composed: &crate::compose::Composed,
+    overrides: &[(String, Value)],
+) -> Result<(DeviceFile, Vec<(String, Value)>), ConfigError> {
+    let source = composed.source.as_str();
+    let base = composed.device_file()?;
     if overrides.is_empty() {
-        return Ok(base);
+        return Ok((base, Vec::new()));
     }
-    let base_table: Table = toml::from_str(text).map_err(|e| ConfigError {
-        source: source.to_string(),
-        problems: vec![ConfigProblem {
-            key: "(toml)".into(),
-            message: one_line(&e.to_string()),
-        }],
-    })?;
+    let mut applied = Vec::with_capacity(overrides.len());
+    // Every key with its default filled in, for the shorthands.
+    let full: Table = match Value::try_from(&base) {
+        Ok(Value::Table(t)) => t,
+        _ => Table::new(),
+    };
+    let base_table = composed.table.clone();
     let mut problems = Vec::new();
     let mut all = base_table.clone();
     for (path, value) in overrides {
-        let segs = match parse_path(path) {
+        let (path, value) = match shorthand(&full, path, value) {
+            Ok(x) => x,
+            Err(m) => {
+                problems.push(ConfigProblem {
+                    key: path.clone(),
+                    message: m,
+                });
+                continue;
+            }
+        };
+        let segs = match parse_path(&path) {
             Ok(s) => s,
             Err(m) => {
                 problems.push(ConfigProblem {
@@ -206,7 +234,22 @@ pub fn apply(
         };
         // Each override alone on the base file, so a problem is pinned to its path.
         let mut alone = base_table.clone();
-        let checked = set(&mut alone, &segs, value.clone()).and_then(|()| read_back(&alone));
+        let mut checked = set(&mut alone, &segs, value.clone()).and_then(|()| read_back(&alone));
+        // A bare number where the file wants a string with a unit (`--set
+        // cache.write_buffer=64`): take it as that string, so the unit check
+        // says what is missing, as it would in the file.
+        let mut value = value;
+        if matches!(&checked, Err(m) if m.contains("expected a string"))
+            && matches!(value, Value::Integer(_) | Value::Float(_))
+        {
+            let as_text = Value::String(value.to_string());
+            let mut again = base_table.clone();
+            let retry = set(&mut again, &segs, as_text.clone()).and_then(|()| read_back(&again));
+            if retry.is_ok() {
+                value = as_text;
+                checked = retry;
+            }
+        }
         if let Err(m) = checked {
             problems.push(ConfigProblem {
                 key: path.clone(),
@@ -219,11 +262,13 @@ pub fn apply(
                 key: path.clone(),
                 message: m,
             });
+            continue;
         }
+        applied.push((path, value));
     }
     if problems.is_empty() {
         match read_back(&all) {
-            Ok(f) => return Ok(f),
+            Ok(f) => return Ok((f, applied)),
             Err(m) => problems.push(ConfigProblem {
                 key: "(overrides)".into(),
                 message: m,
@@ -234,6 +279,46 @@ pub fn apply(
         source: source.to_string(),
         problems,
     })
+}
+
+/// Expand the two shorthands of [`apply_to`] against `full` (every key of
+/// the base file, defaults filled in).
+fn shorthand(full: &Table, path: &str, value: &Value) -> Result<(String, Value), String> {
+    let mut path = path.trim().to_string();
+    if !path.contains('.') && !path.contains('[') && !full.contains_key(&path) {
+        let hits: Vec<&String> = full
+            .iter()
+            .filter(|(_, v)| matches!(v, Value::Table(t) if t.contains_key(&path)))
+            .map(|(k, _)| k)
+            .collect();
+        if hits.len() > 1 {
+            return Err(format!(
+                "'{path}' is in several sections; give one of {}",
+                hits.iter()
+                    .map(|h| format!("{h}.{path}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if let Some(h) = hits.first() {
+            path = format!("{h}.{path}");
+        }
+    }
+    let mut value = value.clone();
+    if let Some((sec, key)) = path.split_once('.') {
+        if !key.contains('.')
+            && !key.contains('[')
+            && matches!(
+                value,
+                Value::String(_) | Value::Integer(_) | Value::Float(_)
+            )
+        {
+            if let Some(Value::Array(cur)) = full.get(sec).and_then(|t| t.get(key)) {
+                value = Value::Array(vec![value; cur.len()]);
+            }
+        }
+    }
+    Ok((path, value))
 }
 
 /// [`apply`] with values written as text (see [`parse_value`]).

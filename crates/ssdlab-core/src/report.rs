@@ -117,6 +117,12 @@ pub struct DeviceInfo {
     pub raw_bytes: u64,
     /// Effective PCIe payload bandwidth.
     pub pcie_bw_bytes_per_s: f64,
+    /// The device file's `extends` chain, nearest parent first (absent when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub extends: Vec<String>,
+    /// Overrides applied on top of the file (`--set`, `Device.with_`), in order (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<crate::config::AppliedOverride>,
 }
 
 /// Preconditioning summary.
@@ -377,6 +383,8 @@ impl Report {
                 capacity_bytes: dev.capacity_bytes(),
                 raw_bytes: dev.nand.raw_bytes(),
                 pcie_bw_bytes_per_s: d.link().effective_bandwidth().0,
+                extends: dev.origin.extends.clone(),
+                overrides: dev.origin.overrides.clone(),
             },
             workload: workload.into(),
             precondition: PreconditionInfo {
@@ -472,6 +480,18 @@ impl Report {
             self.device.raw_bytes as f64 / 1e9,
             self.seed
         );
+        if !self.device.extends.is_empty() {
+            let _ = writeln!(s, "  extends: {}", self.device.extends.join(" -> "));
+        }
+        if !self.device.overrides.is_empty() {
+            let o: Vec<String> = self
+                .device
+                .overrides
+                .iter()
+                .map(|o| format!("{} = {}", o.key, o.value))
+                .collect();
+            let _ = writeln!(s, "  overrides: {}", o.join(", "));
+        }
         let _ = writeln!(
             s,
             "workload: {}   precondition: {}",

@@ -326,8 +326,10 @@ fn load_device(
             },
         ));
     }
-    let file = ssdlab_core::overrides::apply(text, source, &ov).map_err(|e| config_error(py, e))?;
-    let dev = file.resolve(source).map_err(|e| config_error(py, e))?;
+    // The same door as the CLI's device files and `--set`: extends chain,
+    // shorthands, overrides, validation.
+    let (file, dev) =
+        ssdlab_core::compose::load(text, source, &ov).map_err(|e| config_error(py, e))?;
     Ok(DeviceHandle {
         dev,
         file,
