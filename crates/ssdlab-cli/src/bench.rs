@@ -4,7 +4,7 @@
 use serde::Serialize;
 use ssdlab_core::config::Device;
 use ssdlab_core::workload::fio;
-use ssdlab_core::{Drive, Precondition};
+use ssdlab_core::{Precondition, System};
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -131,7 +131,7 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
             }
         };
         let t0 = Instant::now();
-        let mut d = Drive::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
+        let mut d = System::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
             .map_err(|e| e.to_string())?;
         let pre_s = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
@@ -145,9 +145,9 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
             name: name.into(),
             precondition: pre.name().into(),
             precondition_s: pre_s,
-            ios: d.ios_done,
+            ios: d.host.ios_done,
             sim_wall_s: wall,
-            sim_ios_per_wall_s: d.ios_done as f64 / wall,
+            sim_ios_per_wall_s: d.host.ios_done as f64 / wall,
             events_per_wall_s: d.events as f64 / wall,
             rss_bytes: status_kb("VmRSS:"),
             peak_rss_bytes: status_kb("VmHWM:"),

@@ -472,7 +472,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             println!("# PCIe payload bw:   {}", link.effective_bandwidth());
             println!(
                 "# mapping memory:    {:.2} GiB",
-                ssdlab_core::drive::memory_estimate(&dev) as f64 / (1u64 << 30) as f64
+                ssdlab_core::device::memory_estimate(&dev) as f64 / (1u64 << 30) as f64
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -32,6 +32,28 @@ use toml::{Table, Value};
 /// Longest `extends` chain accepted (a deeper one is almost surely a mistake).
 pub const MAX_CHAIN: usize = 32;
 
+/// What kind of file a chain is made of: its presets are the ones `extends` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Device,
+    System,
+}
+
+impl Kind {
+    fn preset(self, name: &str) -> Option<String> {
+        match self {
+            Kind::Device => preset_text(name).map(|t| t.into_owned()),
+            Kind::System => crate::system::config::system_preset_text(name).map(str::to_string),
+        }
+    }
+    fn names(self) -> Vec<String> {
+        match self {
+            Kind::Device => preset_names(),
+            Kind::System => crate::system::config::system_preset_names(),
+        }
+    }
+}
+
 /// Where a description's text came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Place {
@@ -73,9 +95,12 @@ impl Place {
         }
     }
     /// A `source` string as given by a caller: a path if such a file exists.
-    fn of_source(source: &str) -> Place {
-        if let Some(n) = source.strip_prefix("preset ") {
-            if preset_text(n).is_some() {
+    fn of_source(source: &str, kind: Kind) -> Place {
+        if let Some(n) = source
+            .strip_prefix("preset ")
+            .or_else(|| source.strip_prefix("system preset "))
+        {
+            if kind.preset(n).is_some() {
                 return Place::Preset(n.to_string());
             }
         }
@@ -140,12 +165,12 @@ pub fn read(name_or_path: &str) -> Result<(String, String), ConfigError> {
 }
 
 /// The parent named by `extends = "<target>"` in the file at `from`.
-fn find_parent(target: &str, from: &Place) -> Result<(String, Place), String> {
+fn find_parent(target: &str, from: &Place, kind: Kind) -> Result<(String, Place), String> {
     let looks_like_path =
         target.contains('/') || target.contains('\\') || target.ends_with(".toml");
     if !looks_like_path {
-        if let Some(t) = preset_text(target) {
-            return Ok((t.into_owned(), Place::Preset(target.to_string())));
+        if let Some(t) = kind.preset(target) {
+            return Ok((t, Place::Preset(target.to_string())));
         }
     }
     let p = Path::new(target);
@@ -162,7 +187,7 @@ fn find_parent(target: &str, from: &Place) -> Result<(String, Place), String> {
     Err(format!(
         "'{target}' is neither a preset nor a file (looked for {}); presets: {}",
         path.display(),
-        preset_names().join(", ")
+        kind.names().join(", ")
     ))
 }
 
@@ -201,10 +226,30 @@ fn merge(base: &mut Table, over: Table) {
 /// Resolve the `extends` chain of `text` (named `source`: a file path, a
 /// `preset NAME`, or any label) and merge it into one table.
 pub fn compose(text: &str, source: &str) -> Result<Composed, ConfigError> {
-    compose_at(text, Place::of_source(source), source)
+    compose_at(
+        text,
+        Place::of_source(source, Kind::Device),
+        source,
+        Kind::Device,
+    )
 }
 
-fn compose_at(text: &str, place: Place, top_source: &str) -> Result<Composed, ConfigError> {
+/// [`compose`] for a system file (its `extends` names system presets).
+pub fn compose_system(text: &str, source: &str) -> Result<Composed, ConfigError> {
+    compose_at(
+        text,
+        Place::of_source(source, Kind::System),
+        source,
+        Kind::System,
+    )
+}
+
+fn compose_at(
+    text: &str,
+    place: Place,
+    top_source: &str,
+    kind: Kind,
+) -> Result<Composed, ConfigError> {
     let mut layers: Vec<Layer> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
     let mut labels: Vec<String> = Vec::new();
@@ -239,7 +284,7 @@ fn compose_at(text: &str, place: Place, top_source: &str) -> Result<Composed, Co
         labels.push(label.clone());
         let next = match parent {
             None => None,
-            Some(Value::String(target)) => match find_parent(&target, &cur) {
+            Some(Value::String(target)) => match find_parent(&target, &cur, kind) {
                 Ok(x) => Some(x),
                 Err(m) => return Err(problem(&label, "extends", m)),
             },
@@ -273,7 +318,7 @@ fn compose_at(text: &str, place: Place, top_source: &str) -> Result<Composed, Co
     }
     // A derived file that sets no name is named after itself, not its parent.
     if layers.len() > 1 && !layers[0].table.contains_key("name") {
-        let own = match Place::of_source(top_source) {
+        let own = match Place::of_source(top_source, kind) {
             Place::File(p) => p
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())

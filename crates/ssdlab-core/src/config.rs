@@ -858,7 +858,9 @@ pub struct Device {
     pub power: Option<crate::power::PowerConfig>,
     /// Storage backend.
     pub backend: Backend,
-    /// How the description was composed (`extends` chain, overrides).
+    /// How the description was composed (`extends` chain, overrides): in
+    /// the report's `device` section, not part of the resolved values.
+    #[serde(skip)]
     pub origin: Origin,
 }
 

@@ -1,37 +1,39 @@
 //! ssdlab core: a deterministic discrete-event simulator of a whole NVMe SSD.
 //!
-//! Pipeline (one module per stage): [`workload`] → host queues ([`drive`]) →
-//! [`pcie`] → [`nvme`] controller → [`firmware`] stages → [`cache`] (DRAM) →
-//! [`ftl`] → [`flash`] scheduler → [`nand`]. [`engine`] is the event loop,
-//! [`units`] the typed units, [`config`] the device files, [`stats`] and
+//! One folder per part: [`workload`] (fio jobs, traces) → [`host`] (jobs,
+//! NVMe queue pairs, driver costs, statistics) → [`fabric`] (PCIe) →
+//! [`device`] (one drive: [`nvme`] controller → [`firmware`] stages or
+//! [`compute`] cores → [`cache`] (DRAM) → [`ftl`] → [`flash`] scheduler →
+//! [`nand`], and its [`power`] ledger). [`system`] wires them around the
+//! event loop ([`engine`], messages in [`events`]); [`units`] are the typed
+//! units, [`config`] and [`compose`] the device files, [`stats`] and
 //! [`report`] the results. See docs/ARCHITECTURE.md.
 #![warn(missing_docs)]
 
-pub mod cache;
 pub mod compose;
-pub mod compute;
 pub mod config;
-pub mod drive;
+pub mod device;
 pub mod engine;
+pub mod events;
+pub mod fabric;
 pub mod fio_output;
-pub mod firmware;
-pub mod flash;
-pub mod ftl;
-pub mod nand;
-pub mod nvme;
+pub mod host;
 pub mod overrides;
-pub mod pcie;
-pub mod power;
 pub mod presets;
 pub mod report;
 pub mod stats;
+pub mod system;
 pub mod units;
 pub mod validate;
 pub mod workload;
 
 pub use config::Device;
-pub use drive::{Drive, Precondition, Progress, SimError};
+// The drive's stages and the fabric's link, by their short paths.
+pub use device::{cache, compute, firmware, flash, ftl, nand, nvme, power};
+pub use device::{Drive, Precondition};
+pub use fabric::pcie;
 pub use report::Report;
+pub use system::{Progress, SimError, System};
 pub use workload::Workload;
 
 /// Default seed when none is given.
@@ -80,7 +82,7 @@ pub fn simulate_with_jobs(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Report, Option<Vec<fio_output::JobStats>>), SimError> {
-    let mut drive = Drive::new(
+    let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
         &spec.workload_name,
@@ -91,7 +93,7 @@ pub fn simulate_with_jobs(
         drive.enable_job_stats(&spec.workload);
     }
     let r = run_drive(&mut drive, spec, progress, stop)?;
-    Ok((r, drive.job_stats.take()))
+    Ok((r, drive.host.job_stats.take()))
 }
 
 /// Run one simulation to completion.
@@ -100,7 +102,7 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<Report, SimError> {
-    let mut drive = Drive::new(
+    let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
         &spec.workload_name,
@@ -111,7 +113,7 @@ pub fn simulate(
 }
 
 fn run_drive(
-    drive: &mut Drive,
+    drive: &mut System,
     spec: &RunSpec,
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
@@ -125,10 +127,10 @@ fn run_drive(
     let t0 = std::time::Instant::now();
     drive.run(progress, stop)?;
     let wall = t0.elapsed().as_secs_f64();
-    let mut r = Report::from_drive(drive, &spec.workload_name, &spec.workload.ignored, wall);
+    let mut r = Report::from_system(drive, &spec.workload_name, &spec.workload.ignored, wall);
     if spec.latency_histogram {
-        r.read.lat_hist_ns = Some(drive.read.histogram());
-        r.write.lat_hist_ns = Some(drive.write.histogram());
+        r.read.lat_hist_ns = Some(drive.host.read.histogram());
+        r.write.lat_hist_ns = Some(drive.host.write.histogram());
     }
     Ok(r)
 }

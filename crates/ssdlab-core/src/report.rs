@@ -4,8 +4,9 @@
 //! the end of ramp time to the last measured completion), never rounded to
 //! whole seconds.
 
-use crate::drive::{Drive, Snapshot};
+use crate::device::Snapshot;
 use crate::stats::DirStats;
+use crate::system::System;
 use crate::units::Time;
 use crate::workload::IgnoredOption;
 use serde::Serialize;
@@ -308,12 +309,17 @@ fn util(busy: &[Time], base: &[Time], secs: f64) -> (f64, f64) {
 
 impl Report {
     /// Build the report of a finished run.
-    pub fn from_drive(d: &Drive, workload: &str, ignored: &[IgnoredOption], wall_s: f64) -> Report {
+    pub fn from_system(
+        d: &System,
+        workload: &str,
+        ignored: &[IgnoredOption],
+        wall_s: f64,
+    ) -> Report {
         let start = d.ramp_end();
-        let end = d.last_completion.max(start);
+        let end = d.host.last_completion.max(start);
         let secs = (end - start).as_secs_f64();
         let now: Snapshot = d.snapshot();
-        let base = &d.ramp_snapshot;
+        let base = &d.drive().ramp_snapshot;
         let host = now.ftl.host_slots - base.ftl.host_slots;
         let prog = now.ftl.programmed_slots - base.ftl.programmed_slots;
         let waf = if host == 0 {
@@ -372,8 +378,8 @@ impl Report {
                 );
             }
         }
-        let dev = &d.dev;
-        let (pm, pdw, pwaf) = d.precondition_info;
+        let dev = &d.drive().dev;
+        let (pm, pdw, pwaf) = d.drive().precondition_info;
         Report {
             schema: SCHEMA.into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -395,15 +401,15 @@ impl Report {
             sim_time_ns: secs * 1e9,
             wall_time_s: wall_s,
             sim_ios_per_wall_s: if wall_s > 0.0 {
-                d.ios_done as f64 / wall_s
+                d.host.ios_done as f64 / wall_s
             } else {
                 0.0
             },
             events: d.events,
-            read: dir(&d.read, secs),
-            write: dir(&d.write, secs),
-            trim: dir(&d.trim, secs),
-            flush: dir(&d.flush, secs),
+            read: dir(&d.host.read, secs),
+            write: dir(&d.host.write, secs),
+            trim: dir(&d.host.trim, secs),
+            flush: dir(&d.host.flush, secs),
             waf: if waf.is_finite() { waf } else { 0.0 },
             gc: Gc {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
@@ -435,7 +441,7 @@ impl Report {
                     reason: i.reason.clone(),
                 })
                 .collect(),
-            timeseries: d.sampler.as_ref().map(TimeSeries::from_sampler),
+            timeseries: d.host.sampler.as_ref().map(TimeSeries::from_sampler),
             power: None,
             energy_j: None,
             energy_per_io_j: None,
@@ -444,9 +450,11 @@ impl Report {
         .with_power(d, start, end)
     }
 
-    fn with_power(mut self, d: &Drive, start: Time, end: Time) -> Report {
-        let Some(ledger) = &d.ledger else { return self };
-        let s = d.ramp_energy.unwrap_or((start, [0.0; 8]));
+    fn with_power(mut self, d: &System, start: Time, end: Time) -> Report {
+        let Some(ledger) = &d.drive().ledger else {
+            return self;
+        };
+        let s = d.drive().ramp_energy.unwrap_or((start, [0.0; 8]));
         let e = (end, d.energy_at(end));
         let p = crate::power::PowerReport::build(ledger, s, e);
         let energy = e.1[7] - s.1[7];

@@ -2,7 +2,7 @@
 //! simulated figure with a published one, within a stated tolerance.
 
 use crate::config::Device;
-use crate::drive::Precondition;
+use crate::device::Precondition;
 use crate::report::Report;
 use crate::workload::fio;
 use crate::{simulate_quiet, RunSpec};

@@ -544,11 +544,11 @@ fn program_energy_is_spread_over_tprog() {
 
 #[test]
 fn an_idle_drive_draws_idle_power_only() {
-    use ssdlab_core::drive::Drive;
     use ssdlab_core::units::Time;
+    use ssdlab_core::System;
     let dev = device("100MHz", 2_000, true);
     let w = fio::parse_str("[r]\nrw=read\nbs=4k\niodepth=1\nnumber_ios=1\n", "t").unwrap();
-    let d = Drive::new(dev, &w, "t", 1, Precondition::Fresh).unwrap();
+    let d = System::new(dev, &w, "t", 1, Precondition::Fresh).unwrap();
     // Nothing has run: energy over 1 s is the sum of idle powers.
     let e = d.energy_at(Time::s(1));
     let idle = 0.005 /* core */ + 0.100 /* dram */ + 4.0 * 0.001 /* dies */ + 0.200 /* pcie */ + 0.300 /* other */;

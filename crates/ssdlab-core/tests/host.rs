@@ -7,7 +7,7 @@ use ssdlab_core::units::Time;
 use ssdlab_core::workload::{
     JobSpec, Op, RateProcess, Replay, RwPattern, TraceSpec, TrimMode, Workload,
 };
-use ssdlab_core::{simulate_quiet, simulate_with_jobs, Drive, Precondition, Report, RunSpec};
+use ssdlab_core::{simulate_quiet, simulate_with_jobs, Precondition, Report, RunSpec, System};
 
 /// A small SLC drive: 2 channels x 2 dies, 4 KiB pages, tR 25 us, tPROG 200 us.
 fn device(extra: &str) -> Device {
@@ -253,15 +253,15 @@ fn end_fsync_leaves_no_acknowledged_write_in_volatile_dram() {
             jobs: vec![j],
             ..Workload::default()
         };
-        let mut d = Drive::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
+        let mut d = System::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
         d.run(&mut |_| {}, &|| false).expect("runs");
         // 10 writes do not fill a program unit of the 4-die stripe... but a
         // page is one 4 KiB slot here, so count what is still dirty.
-        let dirty = d.cache.dirty_host();
+        let dirty = d.drives[0].cache.dirty_host();
         if end_fsync {
             assert_eq!(dirty, 0);
         }
-        assert_eq!(d.flush.ios, end_fsync as u64);
+        assert_eq!(d.host.flush.ios, end_fsync as u64);
     }
 }
 
@@ -456,14 +456,18 @@ fn flush_accounting_holds_under_mixed_writes_trims_and_flushes() {
             jobs: vec![w1, t, tw],
             ..Workload::default()
         };
-        let mut d = Drive::new(device(""), &w, "mix", seed, Precondition::Fill).expect("drive");
+        let mut d = System::new(device(""), &w, "mix", seed, Precondition::Fill).expect("drive");
         d.run(&mut |_| {}, &|| false).expect("no stall");
-        let (counted, held) = d.cache.unflushed_check();
+        let (counted, held) = d.drives[0].cache.unflushed_check();
         assert_eq!(counted, held, "seed {seed}");
-        let (counted, listed) = d.cache.dirty_check();
+        let (counted, listed) = d.drives[0].cache.dirty_check();
         assert_eq!(counted, listed, "seed {seed}");
         // ~2,100 writes / 7 + 500 / 3 + 2 end flushes.
-        assert!(d.flush.ios > 440, "seed {seed}: {} flushes", d.flush.ios);
+        assert!(
+            d.host.flush.ios > 440,
+            "seed {seed}: {} flushes",
+            d.host.flush.ios
+        );
     }
 }
 
@@ -603,11 +607,11 @@ fn end_fsync_waits_for_the_writes_in_flight() {
         jobs: vec![j],
         ..Workload::default()
     };
-    let mut d = Drive::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
+    let mut d = System::new(device(""), &w, "test", 1, Precondition::Fill).expect("drive");
     d.run(&mut |_| {}, &|| false).expect("runs");
-    assert_eq!(d.flush.ios, 1);
-    assert_eq!(d.cache.dirty_host(), 0);
-    assert_eq!(d.cache.unflushed_check(), (0, 0));
+    assert_eq!(d.host.flush.ios, 1);
+    assert_eq!(d.drives[0].cache.dirty_host(), 0);
+    assert_eq!(d.drives[0].cache.unflushed_check(), (0, 0));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use ssdlab_core::config::{Device, DeviceFile};
 use ssdlab_core::workload::fio;
-use ssdlab_core::{simulate_quiet, Drive, Precondition, Report, RunSpec};
+use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
 
 /// A small SLC device with easy numbers: PCIe Gen1 x1 (250 MB/s = 4 ns/B),
 /// 24 B per TLP, no DLLP overhead, 100 ns link latency; 400 MB/s NAND bus.
@@ -194,26 +194,32 @@ fn random_writes_at_steady_state_run_gc_and_keep_every_write() {
         "t",
     )
     .unwrap();
-    let mut d = Drive::new(dev, &w, "t", 3, Precondition::Steady).unwrap();
+    let mut d = System::new(dev, &w, "t", 3, Precondition::Steady).unwrap();
     d.run(&mut |_| {}, &|| false).unwrap();
-    let r = Report::from_drive(&d, "t", &[], 1.0);
+    let r = Report::from_system(&d, "t", &[], 1.0);
     assert!(r.gc.runs > 0 && r.gc.pages_moved > 0);
     assert!(r.waf > 1.0);
-    d.ftl.check_invariants().unwrap();
+    d.drives[0].ftl.check_invariants().unwrap();
     // Every LPN was written by the preconditioner, so every one must still be
     // readable: on flash (valid) or in the DRAM buffer.
     let mut in_buffer = 0;
-    for l in 0..d.ftl.logical_units() as u32 {
-        match d.ftl.lookup(ssdlab_core::units::Lpn(l)) {
+    for l in 0..d.drives[0].ftl.logical_units() as u32 {
+        match d.drives[0].ftl.lookup(ssdlab_core::units::Lpn(l)) {
             ssdlab_core::ftl::Mapping::Unmapped => panic!("lpn {l} lost"),
             ssdlab_core::ftl::Mapping::InBuffer => {
-                assert!(d.cache.holds(l), "lpn {l} mapped to buffer but not in it");
+                assert!(
+                    d.drives[0].cache.holds(l),
+                    "lpn {l} mapped to buffer but not in it"
+                );
                 in_buffer += 1
             }
             ssdlab_core::ftl::Mapping::Flash(_) => {}
         }
     }
-    assert_eq!(d.ftl.total_valid() + in_buffer, d.ftl.logical_units());
+    assert_eq!(
+        d.drives[0].ftl.total_valid() + in_buffer,
+        d.drives[0].ftl.logical_units()
+    );
     // WAF accounting: a programmed slot is host data, a GC copy, or padding when
     // staged GC data went stale; so WAF = 1 + moved/host up to what is still
     // buffered and the (small) padding.

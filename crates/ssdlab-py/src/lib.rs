@@ -17,10 +17,10 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use ssdlab_core::config::{ConfigError, ConfigProblem, Device, DeviceFile};
-use ssdlab_core::drive::{Precondition, SimError};
 use ssdlab_core::units::{parse_time, Time};
 use ssdlab_core::workload::{fio, Workload, WorkloadError};
 use ssdlab_core::{simulate, RunSpec};
+use ssdlab_core::{Precondition, SimError};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -162,7 +162,7 @@ impl DeviceHandle {
     /// Estimated simulator memory for this device, bytes.
     #[getter]
     fn memory_bytes(&self) -> u64 {
-        ssdlab_core::drive::memory_estimate(&self.dev)
+        ssdlab_core::device::memory_estimate(&self.dev)
     }
     /// The resolved, typed configuration as JSON (times in ps, sizes in bytes).
     fn resolved_json(&self) -> PyResult<String> {

@@ -169,6 +169,10 @@ pub struct JobSpec {
     pub startdelay: Time,
     /// When this job ends, end every other job of its reporting group (`exitall`).
     pub exitall: bool,
+    /// `filename=` as written: the drive (or `:`-separated drives) the job
+    /// addresses in a system of several drives (`nvme0`, `/dev/nvme0n1`);
+    /// a one-drive system has nothing to choose and lists it as ignored.
+    pub filename: Option<String>,
 }
 
 /// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
@@ -313,6 +317,7 @@ impl Default for JobSpec {
             loops: 1,
             startdelay: Time::ZERO,
             exitall: false,
+            filename: None,
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct Link {
     wire: Bandwidth,
     up: FifoServer,
     down: FifoServer,
+    /// Payload bytes carried (up, down).
+    bytes: (u64, u64),
 }
 
 impl Link {
@@ -44,6 +46,7 @@ impl Link {
             wire,
             up: FifoServer::default(),
             down: FifoServer::default(),
+            bytes: (0, 0),
         }
     }
 
@@ -59,7 +62,7 @@ impl Link {
     }
 
     /// Wire time of `n` header-only TLPs (read requests).
-    fn request_time(&self, n: u64) -> Time {
+    pub(crate) fn request_time(&self, n: u64) -> Time {
         if self.cfg.interface_bandwidth.is_some() {
             return Time::ZERO;
         }
@@ -80,6 +83,7 @@ impl Link {
     /// Device writes `bytes` to host memory (read data, CQE, MSI-X) starting
     /// at `now`; returns when the last byte has arrived at the host.
     pub fn device_write(&mut self, now: Time, bytes: u64) -> Time {
+        self.bytes.0 += bytes;
         let t = self.payload_time(bytes);
         let (_, end) = self.up.reserve(now, t);
         end + self.cfg.latency
@@ -98,6 +102,7 @@ impl Link {
 
     /// Host writes `bytes` to the device (doorbell); returns arrival time.
     pub fn host_write(&mut self, now: Time, bytes: u64) -> Time {
+        self.bytes.1 += bytes;
         let t = self.payload_time(bytes);
         let (_, end) = self.down.reserve(now, t);
         end + self.cfg.latency
@@ -107,6 +112,7 @@ impl Link {
     /// requests go up, completions with data come down. Returns when all
     /// data is in the device.
     pub fn device_read(&mut self, now: Time, bytes: u64) -> Time {
+        self.bytes.1 += bytes;
         let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
         let (_, req_end) = self.up.reserve(now, self.request_time(reqs));
         // The host's completions start one latency after the first request reaches it.
@@ -114,6 +120,37 @@ impl Link {
         let t = self.payload_time(bytes);
         let (_, end) = self.down.reserve(first_at_host, t);
         end + self.cfg.latency
+    }
+
+    /// Book `service` on one direction at or after `now`, carrying
+    /// `bytes` of payload: (start, end) on this link alone.
+    pub(crate) fn reserve(
+        &mut self,
+        dir: Dir,
+        now: Time,
+        service: Time,
+        bytes: u64,
+    ) -> (Time, Time) {
+        match dir {
+            Dir::Up => {
+                self.bytes.0 += bytes;
+                self.up.reserve(now, service)
+            }
+            Dir::Down => {
+                self.bytes.1 += bytes;
+                self.down.reserve(now, service)
+            }
+        }
+    }
+
+    /// Payload bytes carried (up, down).
+    pub fn bytes(&self) -> (u64, u64) {
+        self.bytes
+    }
+
+    /// The link's parameters.
+    pub fn config(&self) -> &PcieConfig {
+        &self.cfg
     }
 
     /// Busy time per direction (up, down).

@@ -1,0 +1,320 @@
+//! Behind the write buffer: full program units to the next parallel unit in
+//! striping order, garbage collection (victim, relocation reads through the
+//! buffer, erase), and the completion of every flash transaction.
+
+use super::{
+    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_PROG,
+    TAG_SHIFT,
+};
+use crate::config::OpKind;
+use crate::device::flash::Txn;
+use crate::device::ftl::Mapping;
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::fabric::Fabric;
+use crate::units::{Lpn, Ppa, Time};
+
+#[cold]
+fn unreachable_program(unit: u32) {
+    debug_assert!(false, "unit {unit}: allocation failed after can_allocate");
+}
+
+impl Drive {
+    /// Program full program units from the DRAM buffer: GC relocation data
+    /// back into its own unit first, then host data to the next unit in
+    /// striping order whose die has room in its program queue.
+    pub(super) fn try_flush(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        // Every die already has its programs queued: nothing can be flushed
+        // (the common case under sustained writes; avoids scanning the units).
+        if self.program_room == 0 {
+            return;
+        }
+        let spp = self.geo.slots_per_program;
+        if self.cache.dirty_gc_total() >= spp {
+            for u in 0..self.geo.units {
+                while self.cache.dirty_gc(u) >= spp
+                    && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
+                        < PROGRAMS_PER_DIE
+                    && self.ftl.can_allocate(u, false)
+                {
+                    self.program(now, u, false, eq);
+                }
+            }
+        }
+        // While data written before the oldest pending flush is still dirty,
+        // partial program units are written out too (padded).
+        loop {
+            // Re-checked every pass: once the data before the barrier is in
+            // programs, newer data is packed into full units again.
+            let force = self
+                .flushes
+                .front()
+                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            if !((force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
+                && self.cache.dirty_host() > 0)
+            {
+                return;
+            }
+            let n = self.ftl.stripe().len();
+            let mut chosen = None;
+            for i in 0..n {
+                let pos = (*self.ftl.stripe_cursor() + i) % n;
+                let u = self.ftl.stripe()[pos];
+                if (force || self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp)
+                    && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
+                        < PROGRAMS_PER_DIE
+                    && self.ftl.can_allocate(u, true)
+                {
+                    chosen = Some((pos, u));
+                    break;
+                }
+            }
+            let Some((pos, u)) = chosen else { return };
+            *self.ftl.stripe_cursor() = (pos + 1) % n;
+            self.program(now, u, true, eq);
+        }
+    }
+
+    /// Allocate one program unit on `u` and issue its program transaction.
+    pub(super) fn program(&mut self, now: Time, u: u32, host: bool, eq: &mut EventQueue<Event>) {
+        let spp = self.geo.slots_per_program as usize;
+        let pid = match self.free_progs.pop() {
+            Some(p) => p,
+            None => {
+                self.progs.push((Vec::with_capacity(spp), 0));
+                (self.progs.len() - 1) as u32
+            }
+        };
+        let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
+        lpns.clear();
+        // The staleness check reads each staged LPN's L2P entry: overlap the misses.
+        for l in self.cache.gc_staged(u, spp) {
+            self.ftl.prefetch(Lpn(l));
+        }
+        let ftl = &self.ftl;
+        let gc = self.cache.take_for_program(
+            u,
+            spp,
+            host,
+            pid,
+            |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer,
+            &mut lpns,
+        );
+        if lpns.is_empty() {
+            // Every staged GC entry had gone stale.
+            self.progs[pid as usize] = (lpns, 0);
+            self.free_progs.push(pid);
+            return;
+        }
+        self.fw.background(1, now);
+        let Some(first) = self.ftl.allocate_program(u) else {
+            unreachable_program(u);
+            return;
+        };
+        if first.0 % self.geo.slots_per_block == 0 {
+            // A new active block was opened for this program.
+            self.fw.background(2, now);
+        }
+        self.fw.issue_flash_command(now);
+        // The program unit's data is read out of the buffer on its way to the
+        // channel (streamed: it occupies DRAM bandwidth but does not delay the
+        // slower channel transfer).
+        let out = spp as u64 * self.unit_bytes;
+        self.act.dram_bytes += out;
+        self.dram
+            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        for &l in &lpns {
+            self.ftl.prefetch(Lpn(l));
+        }
+        for (i, &l) in lpns.iter().enumerate() {
+            self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
+        }
+        self.progs[pid as usize] = (lpns, gc);
+        let a = self.geo.decode(first);
+        let t = Txn {
+            kind: OpKind::Write,
+            die: self.geo.die_of_unit(u),
+            t_array: self.timings.program(self.geo.page_type(a.page)),
+            bytes: spp as u64 * self.unit_bytes,
+            owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
+        };
+        self.program_room -= 1;
+        let d = self.index;
+        self.flash
+            .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+        self.maybe_gc(now, u, 0, eq);
+    }
+
+    pub(super) fn maybe_gc(
+        &mut self,
+        now: Time,
+        unit: u32,
+        margin: u32,
+        eq: &mut EventQueue<Event>,
+    ) {
+        if self.gc[unit as usize].is_some() || !self.ftl.needs_gc(unit, margin) {
+            return;
+        }
+        self.fw.background(0, now);
+        let Some(victim) = self.ftl.select_victim(unit) else {
+            return;
+        };
+        let slots = self.ftl.valid_slots(victim);
+        self.gc[unit as usize] = Some(GcJob {
+            victim,
+            slots,
+            next: 0,
+            inflight: 0,
+            erasing: false,
+        });
+        self.gc_issue(now, unit, eq);
+    }
+
+    pub(super) fn gc_issue(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) {
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        let staging_limit = 4 * self.geo.slots_per_program;
+        let Some(job) = self.gc[unit as usize].as_mut() else {
+            return;
+        };
+        while job.inflight < GC_READS_INFLIGHT
+            && job.next < job.slots.len()
+            && self.cache.dirty_gc(unit) < staging_limit
+        {
+            let start = job.next;
+            let key = job.slots[start].0 .0 / ppg;
+            let mut end = start + 1;
+            while end < job.slots.len() && job.slots[end].0 .0 / ppg == key {
+                end += 1;
+            }
+            job.next = end;
+            job.inflight += 1;
+            let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
+            let planes = job.slots[start..end]
+                .iter()
+                .fold(0u64, |m, s| m | Self::plane_bit(s.0 .0 % ppg, spp, shift));
+            // GC reads are flash commands the firmware issues, and cost NAND
+            // energy like host reads.
+            self.fw.issue_flash_command(now);
+            self.act.nand_read_pages += planes.count_ones() as u64;
+            self.act.nand_bus_bytes += (end - start) as u64 * self.unit_bytes;
+            let a = self.geo.decode(job.slots[start].0);
+            let t = Txn {
+                kind: OpKind::Read,
+                die: self.geo.die_of_unit(unit),
+                t_array: self.timings.read(self.geo.page_type(a.page)),
+                bytes: (end - start) as u64 * self.unit_bytes,
+                owner: (TAG_GCREAD << TAG_SHIFT)
+                    | ((unit as u64) << 32)
+                    | ((start as u64) << 16)
+                    | (end - start) as u64,
+            };
+            let d = self.index;
+            self.flash
+                .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+        }
+        if job.next == job.slots.len() && job.inflight == 0 && !job.erasing {
+            job.erasing = true;
+            self.fw.issue_flash_command(now);
+            let t = Txn {
+                kind: OpKind::Erase,
+                die: self.geo.die_of_unit(unit),
+                t_array: self.timings.t_erase,
+                bytes: 0,
+                owner: (TAG_ERASE << TAG_SHIFT) | unit as u64,
+            };
+            let d = self.index;
+            self.flash
+                .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+        }
+    }
+
+    pub(super) fn txn_done(
+        &mut self,
+        now: Time,
+        owner: u64,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let tag = owner >> TAG_SHIFT;
+        match tag {
+            TAG_HREAD => {
+                let cmd = (owner & 0xffff_ffff) as u32;
+                let n = (owner >> 32) & 0xff_ffff;
+                let arrive = fabric.device_write(self.port, now, n * self.unit_bytes);
+                let span = fabric.device_write_time(self.port, n * self.unit_bytes);
+                self.fw.host_dma(now, span);
+                // The link is FIFO per direction: the DMA reserved last arrives
+                // last, so the command completes when this one arrives if it is
+                // the command's last outstanding part.
+                self.part_done(arrive, cmd, eq, fabric);
+            }
+            TAG_GCREAD => {
+                let unit = ((owner >> 32) & 0xff_ffff) as u32;
+                let start = ((owner >> 16) & 0xffff) as usize;
+                let n = (owner & 0xffff) as usize;
+                if let Some(job) = self.gc[unit as usize].as_mut() {
+                    for &(_, l) in &job.slots[start..start + n] {
+                        self.ftl.prefetch(l);
+                    }
+                    for i in start..start + n {
+                        let (p, l) = job.slots[i];
+                        if self.ftl.relocate_to_buffer(p, l) {
+                            self.cache.insert_gc(l.0, unit);
+                        }
+                    }
+                    job.inflight -= 1;
+                }
+                // GC data moved over the channel into DRAM.
+                self.act.dram_bytes += n as u64 * self.unit_bytes;
+                self.dram.reserve(
+                    now,
+                    self.dev
+                        .cache
+                        .dram_bandwidth
+                        .transfer_time(n as u64 * self.unit_bytes),
+                );
+                self.gc_issue(now, unit, eq);
+                self.try_flush(now, eq);
+            }
+            TAG_PROG => {
+                let pid = (owner & 0xffff_ffff) as u32;
+                self.program_room += 1;
+                let (lpns, gc) = std::mem::take(&mut self.progs[pid as usize]);
+                for &l in &lpns[gc..] {
+                    self.cache.program_done(l, pid);
+                }
+                self.progs[pid as usize] = (lpns, gc);
+                self.free_progs.push(pid);
+                if !self.flushes.is_empty() {
+                    self.complete_flushes(now, eq, fabric);
+                }
+                while let Some(&c) = self.wait_buffer.front() {
+                    if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
+                        self.wait_buffer.pop_front();
+                        self.start_write_dma(now, c, eq, fabric);
+                    } else {
+                        break;
+                    }
+                }
+                for u in 0..self.geo.units {
+                    if self.gc[u as usize]
+                        .as_ref()
+                        .is_some_and(|j| j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT)
+                    {
+                        self.gc_issue(now, u, eq);
+                    }
+                }
+                self.try_flush(now, eq);
+            }
+            TAG_ERASE => {
+                let unit = (owner & 0xff_ffff) as u32;
+                if let Some(job) = self.gc[unit as usize].take() {
+                    self.ftl.erase(job.victim);
+                }
+                self.try_flush(now, eq);
+                self.maybe_gc(now, unit, 0, eq);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The command path inside the drive: SQE fetch and arbitration, the front
+//! firmware stages, cache lookup and translation, flash reads grouped per
+//! physical page, host DMA over the drive's PCIe port, the write buffer's
+//! admission, trims, flushes, and the completion (CQE and interrupt).
+
+use super::{Drive, TAG_HREAD, TAG_SHIFT};
+use crate::config::OpKind;
+use crate::device::flash::Txn;
+use crate::device::ftl::Mapping;
+use crate::device::nvme::{CQE_BYTES, MSIX_BYTES, SQE_BYTES};
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::fabric::Fabric;
+use crate::units::{Lpn, Ppa, Time};
+use crate::workload::Op;
+
+impl Drive {
+    pub(super) fn try_fetch(&mut self, now: Time, eq: &mut EventQueue<Event>, fabric: &mut Fabric) {
+        loop {
+            let free = self.fw.fetch_free_at();
+            if free > now {
+                if !self.fetch_wakeup && self.ctl.has_pending() {
+                    self.fetch_wakeup = true;
+                    eq.at(free, Event::FetchFree { d: self.index });
+                }
+                return;
+            }
+            let Some(cmd) = self.ctl.arbitrate() else {
+                return;
+            };
+            let t = self.fw.fetch(now);
+            let arrive = fabric.device_read(self.port, t, SQE_BYTES);
+            self.book_front(cmd, arrive, eq);
+        }
+    }
+
+    /// Command `cmd`'s SQE arrives at `arrive`: book its front stages now
+    /// when their executors are dedicated, or, when cores may be shared
+    /// between stages, when the SQE actually arrives (in event order).
+    pub(super) fn book_front(&mut self, cmd: u32, arrive: Time, eq: &mut EventQueue<Event>) {
+        if self
+            .fw
+            .compute
+            .as_ref()
+            .is_some_and(|c| !c.front_is_dedicated())
+        {
+            eq.at(arrive, Event::Fetched { d: self.index, cmd });
+        } else {
+            let (units, issue) = self.front_units(cmd);
+            let ready = self.fw.front(arrive, units, issue);
+            eq.at(ready, Event::FrontDone { d: self.index, cmd });
+        }
+    }
+
+    /// Mapping units of command `cmd` for the front stages, and how many of
+    /// them the issue stage handles now: a read's units become flash reads
+    /// (or, on a RAM disk, DMA set-ups), as do a RAM disk write's; a flash
+    /// drive's write is issued when its program unit is ([`Drive::program`]);
+    /// trims and flushes issue nothing.
+    #[inline]
+    pub(super) fn front_units(&self, cmd: u32) -> (u64, u64) {
+        let c = &self.cmds[cmd as usize];
+        let n = c.nlpn as u64;
+        let issue = match c.op {
+            Op::Read => n,
+            Op::Write if self.ramdisk => n,
+            Op::Write | Op::Trim | Op::Flush => 0,
+        };
+        (n, issue)
+    }
+
+    /// Bit of the plane that a slot at offset `rem` within its multi-plane
+    /// page group is in (a shift when slots per page is a power of two).
+    #[inline]
+    pub(super) fn plane_bit(rem: u32, slots_per_page: u32, shift: Option<u32>) -> u64 {
+        let plane = match shift {
+            Some(s) => rem >> s,
+            None => rem / slots_per_page,
+        };
+        1u64 << plane.min(63)
+    }
+
+    pub(super) fn process(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let c = self.cmds[cmd as usize];
+        match c.op {
+            Op::Trim => return self.deallocate(now, cmd, eq, fabric),
+            Op::Flush => return self.flush_cmd(now, cmd, eq, fabric),
+            Op::Read | Op::Write => {}
+        }
+        let write = c.op == Op::Write;
+        if self.ramdisk {
+            // RAM disk: the data lives in controller DRAM.
+            let b = c.nlpn as u64 * self.unit_bytes;
+            self.act.dram_bytes += b;
+            let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
+            let done = if write {
+                let arrive = fabric.device_read(self.port, now, b);
+                self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency
+            } else {
+                let t = self.dram.reserve(now, xfer).1 + self.dev.cache.dram_latency;
+                fabric.device_write(self.port, t, b)
+            };
+            let span = xfer
+                + self.dev.cache.dram_latency
+                + if write {
+                    fabric.device_read_time(self.port, b)
+                } else {
+                    fabric.device_write_time(self.port, b)
+                };
+            self.fw.host_dma(now, span);
+            self.cmds[cmd as usize].pending = 1;
+            eq.at(done, Event::ReadDma { d: self.index, cmd });
+            return;
+        }
+        if write {
+            for l in c.lpn..c.lpn + c.nlpn {
+                self.ftl.prefetch_overwrite(Lpn(l));
+            }
+            if self.wait_buffer.is_empty() && self.cache.reserve(c.nlpn as u64) {
+                self.start_write_dma(now, cmd, eq, fabric);
+            } else {
+                self.wait_buffer.push_back(cmd);
+            }
+            return;
+        }
+        // Read: cache lookup, translation, grouping per physical page.
+        let mut dram_units = 0u64;
+        let mut zero_units = 0u64;
+        let mut groups = std::mem::take(&mut self.scratch_groups);
+        groups.clear();
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        for l in c.lpn..c.lpn + c.nlpn {
+            if self.cache.read_lookup(l) {
+                dram_units += 1;
+                continue;
+            }
+            match self.ftl.lookup(Lpn(l)) {
+                Mapping::Unmapped => zero_units += 1,
+                Mapping::InBuffer => dram_units += 1,
+                Mapping::Flash(p) => {
+                    let key = p.0 / ppg;
+                    let plane =
+                        Self::plane_bit(p.0 - key * ppg, self.geo.slots_per_page, self.spp_shift);
+                    match groups.iter_mut().find(|g| g.0 == key) {
+                        Some(g) => {
+                            g.2 += 1;
+                            g.3 |= plane;
+                        }
+                        None => groups.push((key, p.0, 1, plane)),
+                    }
+                }
+            }
+        }
+        let mut pending = 0;
+        for &(_, first, n, planes) in &groups {
+            let a = self.geo.decode(Ppa(first));
+            let die = self.geo.die_of_unit(a.unit);
+            let t = Txn {
+                kind: OpKind::Read,
+                die,
+                t_array: self.timings.read(self.geo.page_type(a.page)),
+                bytes: n as u64 * self.unit_bytes,
+                owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
+            };
+            pending += 1;
+            // One page read per plane touched; the bus carries only the slots asked for.
+            self.act.nand_read_pages += planes.count_ones() as u64;
+            self.act.nand_bus_bytes += t.bytes;
+            let d = self.index;
+            self.flash
+                .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+        }
+        self.scratch_groups = groups;
+        if dram_units + zero_units > 0 {
+            pending += 1;
+            let mut t = now;
+            if dram_units > 0 {
+                let b = dram_units * self.unit_bytes;
+                self.act.dram_bytes += b;
+                t = self
+                    .dram
+                    .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(b))
+                    .1
+                    + self.dev.cache.dram_latency;
+            }
+            let arrive =
+                fabric.device_write(self.port, t, (dram_units + zero_units) * self.unit_bytes);
+            let mut span =
+                fabric.device_write_time(self.port, (dram_units + zero_units) * self.unit_bytes);
+            if dram_units > 0 {
+                span = span
+                    + self
+                        .dev
+                        .cache
+                        .dram_bandwidth
+                        .transfer_time(dram_units * self.unit_bytes)
+                    + self.dev.cache.dram_latency;
+            }
+            self.fw.host_dma(now, span);
+            eq.at(arrive, Event::ReadDma { d: self.index, cmd });
+        }
+        self.cmds[cmd as usize].pending = pending;
+        if pending == 0 {
+            self.complete(now, cmd, eq, fabric);
+        }
+    }
+
+    /// Dataset Management (deallocate): unmap the range and drop any
+    /// buffered copy; no data moves. The mapping updates are the firmware's
+    /// per-page work already charged by the front stages.
+    pub(super) fn deallocate(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let c = self.cmds[cmd as usize];
+        if !self.ramdisk {
+            for l in c.lpn..c.lpn + c.nlpn {
+                self.ftl.trim(Lpn(l));
+                self.cache.drop_lpn(l);
+            }
+            // Dropped buffer entries may have been all a pending flush waited for.
+            self.complete_flushes(now, eq, fabric);
+        }
+        self.complete(now, cmd, eq, fabric);
+    }
+
+    /// NVMe Flush: done once every write acknowledged before it is on flash.
+    /// With power-loss protection (or a RAM disk) the buffer already counts
+    /// as non-volatile and the flush completes at once; otherwise the buffer
+    /// writes out what it holds, padding partial program units.
+    pub(super) fn flush_cmd(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        if self.ramdisk || self.dev.cache.power_loss_protection {
+            return self.complete(now, cmd, eq, fabric);
+        }
+        match self.cache.flush_barrier() {
+            None => self.complete(now, cmd, eq, fabric),
+            Some(barrier) => {
+                self.flushes.push_back((barrier, cmd));
+                self.try_flush(now, eq);
+            }
+        }
+    }
+
+    /// Complete the flushes whose data is now all on flash (in order).
+    pub(super) fn complete_flushes(
+        &mut self,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        while let Some(&(barrier, cmd)) = self.flushes.front() {
+            if !self.cache.flushed(barrier) {
+                return;
+            }
+            self.flushes.pop_front();
+            self.complete(now, cmd, eq, fabric);
+        }
+    }
+
+    pub(super) fn part_done(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let c = &mut self.cmds[cmd as usize];
+        c.pending -= 1;
+        if c.pending == 0 {
+            self.complete(now, cmd, eq, fabric);
+        }
+    }
+
+    pub(super) fn start_write_dma(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let n = self.cmds[cmd as usize].nlpn as u64 * self.unit_bytes;
+        self.act.dram_bytes += n;
+        let arrive = fabric.device_read(self.port, now, n);
+        let (_, e) = self
+            .dram
+            .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));
+        let done = e + self.dev.cache.dram_latency;
+        let span = fabric.device_read_time(self.port, n)
+            + self.dev.cache.dram_bandwidth.transfer_time(n)
+            + self.dev.cache.dram_latency;
+        self.fw.host_dma(now, span);
+        eq.at(done, Event::WriteIn { d: self.index, cmd });
+    }
+
+    pub(super) fn write_in(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let c = self.cmds[cmd as usize];
+        for l in c.lpn..c.lpn + c.nlpn {
+            self.ftl.write_to_buffer(Lpn(l));
+            self.cache.insert_host(l);
+        }
+        self.try_flush(now, eq);
+        self.complete(now, cmd, eq, fabric);
+    }
+
+    /// Completion stage, CQE post and interrupt for a command whose data is
+    /// done at `now` (which may be later than the current event time when a
+    /// read's last DMA was just reserved on the link).
+    pub(super) fn complete(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let t = self.fw.complete(now);
+        let mut at = fabric.device_write(self.port, t, CQE_BYTES);
+        if !self.dev.nvme.polling {
+            at = fabric.device_write(self.port, t, MSIX_BYTES).max(at);
+        }
+        eq.at(at, Event::HostDone { d: self.index, cmd });
+    }
+}

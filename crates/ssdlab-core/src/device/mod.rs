@@ -1,0 +1,591 @@
+//! One NVMe drive: controller front end, firmware (fixed stages or modelled
+//! cores and accelerators), DRAM data cache, FTL, flash scheduler, NAND, and
+//! its power ledger. A drive talks to the rest of the system only through
+//! the event loop ([`Event`]) and its PCIe port on the [`Fabric`]; several
+//! drives share nothing else.
+//!
+//! Command path (read): doorbell → arbitration and SQE fetch (PCIe round
+//! trip) → firmware stages → cache lookup → L2P → flash read transactions
+//! (grouped per physical page, multi-plane) → data DMA to host per
+//! transaction (PCIe up) → completion stage → CQE and MSI-X (PCIe up).
+//!
+//! Write: ... → write-buffer space reservation → data DMA from host (PCIe
+//! read requests up, completions down) → DRAM → acknowledged (write-back).
+//! Full program units are flushed from the buffer to the next free parallel
+//! unit in striping order; GC relocations go through the same buffer.
+//! ([`datapath`] holds the command path, [`backend`] what lies behind the
+//! buffer.)
+
+mod backend;
+pub mod cache;
+pub mod compute;
+mod datapath;
+pub mod firmware;
+pub mod flash;
+pub mod ftl;
+pub mod nand;
+pub mod nvme;
+pub mod power;
+
+use crate::config::{logical_units, Backend, Device, OpKind};
+use crate::engine::{EventQueue, FifoServer};
+use crate::events::Event;
+use crate::fabric::Fabric;
+use crate::host::Submission;
+use crate::system::SimError;
+use crate::units::{Lpn, Ppa, Time};
+use crate::workload::Op;
+use cache::DataCache;
+use compute::Compute;
+use firmware::{Firmware, StageId};
+use flash::FlashScheduler;
+use ftl::{Ftl, FtlStats, Mapping};
+use nand::{Geometry, Timings};
+use nvme::{Controller, QueueClass, DOORBELL_BYTES, SQE_BYTES};
+use power::{Activity, Ledger};
+use std::collections::VecDeque;
+
+/// How the drive is prepared before the measured run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Factory fresh: everything erased and unmapped.
+    Fresh,
+    /// Every LBA written once, sequentially.
+    Fill,
+    /// Filled, then random overwrites until write amplification settles.
+    Steady,
+}
+
+impl Precondition {
+    /// Parse `fresh|fill|steady`.
+    pub fn parse(s: &str) -> Option<Precondition> {
+        match s {
+            "fresh" => Some(Precondition::Fresh),
+            "fill" => Some(Precondition::Fill),
+            "steady" => Some(Precondition::Steady),
+            _ => None,
+        }
+    }
+    /// Name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precondition::Fresh => "fresh",
+            Precondition::Fill => "fill",
+            Precondition::Steady => "steady",
+        }
+    }
+}
+
+/// What the drive keeps of a command it has fetched.
+#[derive(Debug, Clone, Copy, Default)]
+struct DevCmd {
+    op: Op,
+    lpn: u32,
+    nlpn: u32,
+    /// Parts (flash reads, DMAs) still to finish.
+    pending: u32,
+}
+
+pub(crate) struct GcJob {
+    pub(crate) victim: u32,
+    pub(crate) slots: Vec<(Ppa, Lpn)>,
+    pub(crate) next: usize,
+    pub(crate) inflight: u32,
+    pub(crate) erasing: bool,
+}
+
+pub(crate) const TAG_SHIFT: u32 = 56;
+pub(crate) const TAG_HREAD: u64 = 1;
+pub(crate) const TAG_GCREAD: u64 = 2;
+pub(crate) const TAG_PROG: u64 = 3;
+pub(crate) const TAG_ERASE: u64 = 4;
+pub(crate) const GC_READS_INFLIGHT: u32 = 4;
+pub(crate) const PROGRAMS_PER_DIE: usize = 2;
+
+/// Activity the drive counts for the power ledger.
+#[derive(Debug, Clone, Copy, Default)]
+struct ActCounters {
+    dram_bytes: u64,
+    nand_read_pages: u64,
+    nand_bus_bytes: u64,
+}
+
+/// Counter snapshot used to measure only the post-ramp window.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Time of the snapshot.
+    pub at: Time,
+    /// FTL counters.
+    pub ftl: FtlStats,
+    /// Flash reads, programs, erases, suspends.
+    pub flash: [u64; 4],
+    /// Channel bus busy time.
+    pub channel_busy: Vec<Time>,
+    /// Die busy time.
+    pub die_busy: Vec<Time>,
+    /// PCIe busy (up, down).
+    pub link_busy: (Time, Time),
+    /// Firmware stage busy times.
+    pub stage_busy: Vec<Time>,
+    /// DRAM busy.
+    pub dram_busy: Time,
+    /// Busy time of each compute core group (summed over its cores).
+    pub core_busy: Vec<Time>,
+    /// Busy time of each accelerator (summed over its instances).
+    pub accel_busy: Vec<Time>,
+}
+
+/// Estimated bytes of simulator state for a device (mapping tables and block metadata).
+pub fn memory_estimate(dev: &Device) -> u64 {
+    let g = Geometry::new(&dev.nand, dev.ftl.mapping_unit);
+    let lpns = logical_units(&dev.nand, &dev.ftl);
+    let blocks = g.units as u64 * g.blocks_per_unit as u64;
+    lpns * 4 + g.total_slots() * 4 + blocks * 18
+}
+
+pub(crate) fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuse a device whose mapping tables cannot fit this machine's memory.
+pub fn check_memory(dev: &Device) -> Result<(), SimError> {
+    let need = memory_estimate(dev);
+    if let Some(avail) = available_memory() {
+        if need > avail {
+            return Err(SimError::Device(format!(
+                "device '{}' needs about {:.1} GiB for its mapping tables but only {:.1} GiB of memory is available; use a larger ftl.mapping_unit or a smaller drive",
+                dev.name,
+                need as f64 / (1u64 << 30) as f64,
+                avail as f64 / (1u64 << 30) as f64
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One simulated NVMe drive.
+pub struct Drive {
+    /// Device description.
+    pub dev: Device,
+    /// Geometry.
+    pub geo: Geometry,
+    timings: Timings,
+    /// The drive's port on the fabric (its endpoint link).
+    pub(crate) port: usize,
+    /// The drive's index in its system (carried by its events).
+    pub(crate) index: u16,
+    ctl: Controller,
+    fw: Firmware,
+    fetch_wakeup: bool,
+    /// log2 of slots per page when it is a power of two.
+    spp_shift: Option<u32>,
+    /// Busy time charged at the last power mark (see [`Drive::power_mark`]).
+    charged: Option<(Time, Activity)>,
+    /// One submission queue and a fetch executor that serves nothing else:
+    /// fetches are booked when the doorbell is rung (see [`Drive::submit`]).
+    direct_fetch: bool,
+    dram: FifoServer,
+    /// DRAM cache.
+    pub cache: DataCache,
+    /// FTL.
+    pub ftl: Ftl,
+    /// Flash scheduler.
+    pub flash: FlashScheduler,
+    /// Commands by the host's command id.
+    cmds: Vec<DevCmd>,
+    /// NVMe Flush commands waiting for the write buffer: (barrier, command).
+    flushes: VecDeque<(u32, u32)>,
+    /// Program transactions the dies can still take (PROGRAMS_PER_DIE each, minus queued or running).
+    program_room: u32,
+    /// Program id -> (LPNs programmed, how many of the first are GC data).
+    progs: Vec<(Vec<u32>, usize)>,
+    free_progs: Vec<u32>,
+    gc: Vec<Option<GcJob>>,
+    wait_buffer: VecDeque<u32>,
+    /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
+    scratch_groups: Vec<(u32, u32, u32, u64)>,
+    done_buf: Vec<(u64, OpKind)>,
+    unit_bytes: u64,
+    /// Snapshot at the start of the measured window.
+    pub ramp_snapshot: Snapshot,
+    ramdisk: bool,
+    /// Power ledger, when the device has a `[power]` section.
+    pub ledger: Option<Ledger>,
+    pub(crate) next_mark: Time,
+    /// Cumulative energy at the start of the measured window.
+    pub ramp_energy: Option<(Time, [f64; 8])>,
+    act: ActCounters,
+    /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
+    pub precondition_info: (Precondition, f64, f64),
+}
+
+impl Drive {
+    /// Build a drive preconditioned as asked, with `classes.len()`
+    /// submission queues of those NVMe arbitration classes, on fabric port
+    /// `port`. `may_flush`: the workload can send NVMe Flush commands.
+    pub(crate) fn new(
+        dev: Device,
+        seed: u64,
+        pre: Precondition,
+        classes: &[QueueClass],
+        port: usize,
+        may_flush: bool,
+    ) -> Result<Drive, SimError> {
+        check_memory(&dev)?;
+        let geo = Geometry::new(&dev.nand, dev.ftl.mapping_unit);
+        let lpns = logical_units(&dev.nand, &dev.ftl);
+        let unit_bytes = dev.ftl.mapping_unit.0;
+        let mut ftl = Ftl::new(geo.clone(), dev.ftl.clone(), lpns, seed);
+        let mut info = (pre, 0.0, 0.0);
+        match pre {
+            Precondition::Fresh => {}
+            Precondition::Fill => {
+                ftl.fill_sequential();
+                info.1 = 1.0;
+                info.2 = ftl.stats.waf();
+            }
+            Precondition::Steady => {
+                let (dw, waf) = ftl.precondition_steady(seed, 6.0);
+                info.1 = dw;
+                info.2 = waf;
+            }
+        }
+        ftl.reset_stats();
+        let wb_slots = dev.cache.write_buffer.0 / unit_bytes;
+        let mut d = Drive {
+            timings: Timings::new(&dev.nand),
+            port,
+            index: port as u16,
+            ctl: Controller::new(&dev.nvme, classes),
+            fw: Firmware::new(&dev.firmware).with_compute(dev.controller.clone().map(Compute::new)),
+            ramdisk: matches!(dev.backend, Backend::RamDisk { .. }),
+            ledger: dev
+                .power
+                .clone()
+                .map(|p| Ledger::new(p, dev.controller.clone(), dev.nand.total_dies())),
+            next_mark: Time::ZERO,
+            ramp_energy: None,
+            act: ActCounters::default(),
+            fetch_wakeup: false,
+            charged: None,
+            spp_shift: geo
+                .slots_per_page
+                .is_power_of_two()
+                .then(|| geo.slots_per_page.trailing_zeros()),
+            direct_fetch: false,
+            dram: FifoServer::default(),
+            cache: DataCache::new(
+                wb_slots,
+                dev.cache.read_cache.0 / unit_bytes,
+                dev.cache.policy,
+                geo.units,
+            ),
+            flash: FlashScheduler::new(&dev.nand, &dev.flash),
+            gc: (0..geo.units).map(|_| None).collect(),
+            ftl,
+            geo,
+            cmds: Vec::with_capacity(1024),
+            program_room: dev.nand.total_dies() * PROGRAMS_PER_DIE as u32,
+            flushes: VecDeque::new(),
+            progs: Vec::new(),
+            free_progs: Vec::new(),
+            wait_buffer: VecDeque::new(),
+            scratch_groups: Vec::new(),
+            done_buf: Vec::new(),
+            unit_bytes,
+            ramp_snapshot: Snapshot::default(),
+            precondition_info: info,
+            dev,
+        };
+        // Flushes wait for the buffer only if it is volatile; only workloads
+        // that can flush (fsync, end_fsync, or a trace) need the counters.
+        if d.dev.cache.power_loss_protection || !may_flush {
+            d.cache.disable_flush_tracking();
+        }
+        d.direct_fetch = classes.len() == 1 && d.fw.fetch_is_dedicated();
+        Ok(d)
+    }
+
+    /// Exported capacity in mapping units.
+    pub fn logical_units(&self) -> u64 {
+        logical_units(&self.dev.nand, &self.dev.ftl)
+    }
+
+    /// The firmware pipeline (stages, cores, accelerators).
+    pub fn firmware(&self) -> &Firmware {
+        &self.fw
+    }
+
+    /// Commands waiting for write-buffer space (for the stall report).
+    pub(crate) fn waiting_for_buffer(&self) -> usize {
+        self.wait_buffer.len()
+    }
+
+    /// Take the counters that open the measured window.
+    pub(crate) fn mark_ramp(&mut self, now: Time, fabric: &Fabric) {
+        self.ramp_snapshot = self.snapshot(now, fabric);
+        if self.ledger.is_some() {
+            let a = self.charged_activity(now, fabric);
+            let e = self.ledger.as_ref().map(|l| l.energy(&a, now));
+            self.ramp_energy = e.map(|e| (now, e));
+        }
+    }
+
+    /// The host rings submission queue `sub.q`'s doorbell for command
+    /// `sub.cmd` at `sub.ready`.
+    pub(crate) fn submit(
+        &mut self,
+        sub: Submission,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        self.ftl.prefetch(Lpn(sub.lpn));
+        let id = sub.cmd;
+        let c = DevCmd {
+            op: sub.op,
+            lpn: sub.lpn,
+            nlpn: sub.nlpn,
+            pending: 0,
+        };
+        match self.cmds.get_mut(id as usize) {
+            Some(slot) => *slot = c,
+            None => {
+                self.cmds.resize(id as usize, DevCmd::default());
+                self.cmds.push(c);
+            }
+        }
+        let arrive = fabric.host_write(self.port, sub.ready, DOORBELL_BYTES)
+            + self.dev.nvme.doorbell_latency;
+        if self.fw.fetch_is_free() {
+            // A zero-cost fetch stage never queues: arbitration cannot reorder
+            // anything, so the SQE fetch is issued when the doorbell arrives.
+            let fetched = fabric.device_read(self.port, arrive, SQE_BYTES);
+            // Without a compute model the front stages are dedicated FIFO servers
+            // in tandem, so they are booked when the SQE arrives (one event per
+            // command); issues of programs and GC operations, booked at event
+            // time, fill the gaps left ahead or queue behind (see firmware.md).
+            let (units, issue) = self.front_units(id);
+            let ready = self.fw.front(fetched, units, issue);
+            eq.at(
+                ready.max(eq.now()),
+                Event::FrontDone {
+                    d: self.index,
+                    cmd: id,
+                },
+            );
+        } else if self.direct_fetch {
+            // One submission queue, so arbitration takes commands in doorbell
+            // order, and a fetch executor that only fetches, so no other
+            // reservation can come between: booking the fetch now gives the
+            // same start as booking it when the doorbell is seen (one event
+            // fewer per command). As on the path above, the SQE read is then
+            // reserved on the link ahead of transfers booked meanwhile.
+            let seen = self.fw.notice_doorbell(arrive);
+            let t = self.fw.fetch(seen);
+            let fetched = fabric.device_read(self.port, t, SQE_BYTES);
+            self.book_front(id, fetched.max(eq.now()), eq);
+        } else {
+            self.ctl.place(sub.q, id);
+            let seen = self.fw.notice_doorbell(arrive);
+            eq.at(
+                seen.max(eq.now()),
+                Event::Doorbell {
+                    d: self.index,
+                    q: sub.q,
+                },
+            );
+        }
+    }
+
+    /// Handle one of the drive's own events.
+    #[inline]
+    pub(crate) fn on_event(
+        &mut self,
+        now: Time,
+        ev: Event,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        match ev {
+            Event::Doorbell { q, .. } => {
+                self.ctl.doorbell(q);
+                self.try_fetch(now, eq, fabric);
+            }
+            Event::FetchFree { .. } => {
+                self.fetch_wakeup = false;
+                self.try_fetch(now, eq, fabric);
+            }
+            Event::Fetched { cmd, .. } => {
+                let (units, issue) = self.front_units(cmd);
+                let t = self.fw.front(now, units, issue);
+                if t > now {
+                    eq.at(t, Event::FrontDone { d: self.index, cmd });
+                } else {
+                    self.process(now, cmd, eq, fabric);
+                }
+            }
+            Event::FrontDone { cmd, .. } => self.process(now, cmd, eq, fabric),
+            Event::Flash { fe, .. } => {
+                let d = self.index;
+                let mut done = std::mem::take(&mut self.done_buf);
+                self.flash.on_event(now, fe, &mut done, &mut |t, e| {
+                    eq.at(t, Event::Flash { d, fe: e })
+                });
+                for &(owner, _) in &done {
+                    self.txn_done(now, owner, eq, fabric);
+                }
+                done.clear();
+                self.done_buf = done;
+            }
+            Event::ReadDma { cmd, .. } => self.part_done(now, cmd, eq, fabric),
+            Event::WriteIn { cmd, .. } => self.write_in(now, cmd, eq, fabric),
+            _ => debug_assert!(false, "not a drive event: {ev:?}"),
+        }
+    }
+
+    /// The host has taken command `cmd`'s completion: a read's data stays
+    /// in the read cache (clean), if there is one.
+    #[inline]
+    pub(crate) fn completed(&mut self, cmd: u32) {
+        let c = self.cmds[cmd as usize];
+        if c.op == Op::Read && self.dev.cache.read_cache.0 > 0 {
+            for l in c.lpn..c.lpn + c.nlpn {
+                if matches!(self.ftl.lookup(Lpn(l)), Mapping::Flash(_)) {
+                    self.cache.insert_clean(l);
+                }
+            }
+        }
+    }
+
+    /// After a host completion: background GC, if configured, collects ahead
+    /// (down to threshold + margin) on units whose die has no host reads or
+    /// programs waiting.
+    #[inline]
+    pub(crate) fn after_completion(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        if self.dev.ftl.gc_background {
+            for u in 0..self.geo.units {
+                let die = self.geo.die_of_unit(u);
+                if self.flash.die_load(die, OpKind::Read) == 0
+                    && self.flash.die_load(die, OpKind::Write) == 0
+                {
+                    self.maybe_gc(now, u, self.dev.ftl.gc_background_margin, eq);
+                }
+            }
+        }
+    }
+
+    /// Current counters.
+    pub fn snapshot(&self, now: Time, fabric: &Fabric) -> Snapshot {
+        let f = &self.flash.stats;
+        Snapshot {
+            at: now,
+            ftl: self.ftl.stats.clone(),
+            flash: [f.reads, f.programs, f.erases, f.suspends],
+            channel_busy: self.flash.channel_busy(),
+            die_busy: self.flash.die_busy(),
+            link_busy: fabric.link(self.port).busy(),
+            stage_busy: self.fw.stages.iter().map(|s| s.busy()).collect(),
+            dram_busy: self.dram.busy(),
+            // Busy time that has run by now (work booked ahead counts when it runs).
+            core_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
+                c.groups.iter().map(|p| p.busy_by(now)).collect()
+            }),
+            accel_busy: self.fw.compute.as_ref().map_or_else(Vec::new, |c| {
+                c.accels.iter().map(|p| p.busy_by(now)).collect()
+            }),
+        }
+    }
+
+    fn activity(&self, t: Time, fabric: &Fabric) -> Activity {
+        let f = &self.flash.stats;
+        let g = &self.geo;
+        let running = self.flash.array_progress(t);
+        let mut a = Activity {
+            dram_bytes: self.act.dram_bytes,
+            nand_read_pages: self.act.nand_read_pages,
+            nand_program_pages: f.programs * (g.planes_per_unit * g.pages_per_program) as u64,
+            nand_erase_blocks: f.erases * g.planes_per_unit as u64,
+            nand_program_pages_running: running.0
+                * (g.planes_per_unit * g.pages_per_program) as f64,
+            nand_erase_blocks_running: running.1 * g.planes_per_unit as f64,
+            nand_bus_bytes: self.act.nand_bus_bytes
+                + f.programs * g.slots_per_program as u64 * self.unit_bytes,
+            // Busy time that has run by `t`: work booked ahead (stages booked
+            // at fetch, a burst's backlog) is charged when it runs.
+            pcie_busy: {
+                let (up, down) = fabric.link(self.port).busy_by(t);
+                up + down
+            },
+            ..Activity::default()
+        };
+        if let Some(c) = &self.fw.compute {
+            for (gi, pool) in c.groups.iter().enumerate() {
+                let grp = &c.cfg.groups[gi];
+                // A core that polls doorbells never idles.
+                let polling =
+                    c.cfg.polling.is_some() && grp.stages.contains(&(StageId::Fetch as usize));
+                a.group_busy.push(if polling {
+                    t.times(grp.count as u64)
+                } else {
+                    pool.busy_by(t)
+                });
+            }
+            a.accel_busy = c.accels.iter().map(|p| p.busy_by(t)).collect();
+            a.host_controller_busy = c.host_controller.busy_by(t);
+        }
+        a
+    }
+
+    /// Cumulative energy per component at `t` (zeros without a power model).
+    pub fn energy_at(&self, t: Time, fabric: &Fabric) -> [f64; 8] {
+        match &self.ledger {
+            Some(l) => l.energy(&self.activity(t, fabric), t),
+            None => [0.0; 8],
+        }
+    }
+
+    /// The activity at `now` with busy times limited to what the hardware
+    /// can have run since the last mark (servers × elapsed time): work that
+    /// counts as run when booked ([`FifoServer::busy_by`]: into an idle gap,
+    /// or an older block still ahead) is carried into later windows instead
+    /// of raising one window above the hardware's power. Busy time stays
+    /// monotone and the end-of-run energy ([`Drive::energy_at`]) is exact.
+    fn charged_activity(&mut self, now: Time, fabric: &Fabric) -> Activity {
+        let mut a = self.activity(now, fabric);
+        if let Some((at, last)) = &self.charged {
+            let dt = now.saturating_sub(*at);
+            let cap = |prev: Time, busy: Time, servers: u64| busy.min(prev + dt.times(servers));
+            a.pcie_busy = cap(last.pcie_busy, a.pcie_busy, 2);
+            if let Some(c) = &self.fw.compute {
+                for (i, b) in a.group_busy.iter_mut().enumerate() {
+                    *b = cap(last.group_busy[i], *b, c.cfg.groups[i].count as u64);
+                }
+                for (i, b) in a.accel_busy.iter_mut().enumerate() {
+                    *b = cap(
+                        last.accel_busy[i],
+                        *b,
+                        c.cfg.accelerators[i].instances as u64,
+                    );
+                }
+                a.host_controller_busy = cap(last.host_controller_busy, a.host_controller_busy, 1);
+            }
+        }
+        self.charged = Some((now, a.clone()));
+        a
+    }
+
+    pub(crate) fn power_mark(&mut self, now: Time, fabric: &Fabric) {
+        if self.ledger.is_none() {
+            return;
+        }
+        let a = self.charged_activity(now, fabric);
+        if let Some(l) = self.ledger.as_mut() {
+            let e = l.energy(&a, now);
+            l.mark(now, e);
+            self.next_mark = now + l.window;
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! The PCIe fabric between the host and its drives: the root complex,
+//! switches and links.
+//!
+//! Every attachment is one full-duplex [`Link`] (a drive to its root port or
+//! switch port, a switch's upstream port to its parent). A drive addresses
+//! the fabric by its port; a transfer is booked on each link of its path in
+//! the direction it flows, cut-through: the next hop starts one link latency
+//! plus the switch's port-to-port latency after this hop starts, and cannot
+//! end before this hop's end plus those latencies (so a slow hop paces the
+//! whole transfer). Links serve in booking order (FIFO per direction), so
+//! transfers of several drives through one uplink share it in the order they
+//! are issued; ingress buffers and flow-control credits are not modelled.
+//!
+//! A path of one link (the one-drive system) is exactly [`Link`]'s own
+//! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
+//! the lowest switch the two endpoints share and down again: it never
+//! touches the links above that switch.
+
+pub mod pcie;
+
+use crate::config::PcieConfig;
+use crate::units::Time;
+use pcie::{Dir, Link};
+use serde::Serialize;
+
+/// What a link connects: `(upper, lower)` endpoint names.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkInfo {
+    /// Name (the drive's name, or `<switch>-up` for a switch's uplink).
+    pub name: String,
+    /// Endpoint towards the root (`root` or a switch).
+    pub upper: String,
+    /// Endpoint away from the root (a switch or a drive).
+    pub lower: String,
+}
+
+/// One hop of a path, from the drive towards the root.
+#[derive(Debug, Clone, Copy)]
+struct Hop {
+    link: usize,
+    /// Port-to-port latency of the switch at this link's upper end (zero at the root).
+    upper_switch: Option<usize>,
+}
+
+/// The links of a system and each drive's path to the root.
+pub struct Fabric {
+    links: Vec<Link>,
+    info: Vec<LinkInfo>,
+    /// Per port (drive): hops from the drive up to the root.
+    paths: Vec<Vec<Hop>>,
+    switch_latency: Vec<Time>,
+}
+
+/// Something a switch or drive attaches to, for [`Fabric::build`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upper {
+    /// A root port.
+    Root,
+    /// A switch, by index.
+    Switch(usize),
+}
+
+/// A switch, for [`Fabric::build`].
+pub struct SwitchSpec<'a> {
+    /// Name.
+    pub name: &'a str,
+    /// Where its upstream port attaches.
+    pub upstream: Upper,
+    /// Its upstream link.
+    pub uplink: &'a PcieConfig,
+    /// Port-to-port latency.
+    pub latency: Time,
+}
+
+/// A drive's attachment, for [`Fabric::build`].
+pub struct PortSpec<'a> {
+    /// Drive name.
+    pub name: &'a str,
+    /// Where it attaches.
+    pub attach: Upper,
+    /// Its link.
+    pub link: &'a PcieConfig,
+}
+
+impl Fabric {
+    /// One root port with one drive behind it, over a link of `cfg`.
+    pub fn single(cfg: &PcieConfig) -> Fabric {
+        Fabric {
+            links: vec![Link::new(cfg)],
+            info: vec![LinkInfo {
+                name: "nvme0".into(),
+                upper: "root".into(),
+                lower: "nvme0".into(),
+            }],
+            paths: vec![vec![Hop {
+                link: 0,
+                upper_switch: None,
+            }]],
+            switch_latency: Vec::new(),
+        }
+    }
+
+    /// A tree of switches and drives under the root complex (a valid tree:
+    /// see [`crate::system::config`]); port `i` is `ports[i]`.
+    pub fn build(switches: &[SwitchSpec<'_>], ports: &[PortSpec<'_>]) -> Fabric {
+        let mut links = Vec::new();
+        let mut info = Vec::new();
+        let name_of = |u: Upper| match u {
+            Upper::Root => "root".to_string(),
+            Upper::Switch(j) => switches[j].name.to_string(),
+        };
+        for s in switches {
+            links.push(Link::new(s.uplink));
+            info.push(LinkInfo {
+                name: format!("{}-up", s.name),
+                upper: name_of(s.upstream),
+                lower: s.name.to_string(),
+            });
+        }
+        let mut paths = Vec::new();
+        for p in ports {
+            let mut path = vec![Hop {
+                link: links.len(),
+                upper_switch: match p.attach {
+                    Upper::Root => None,
+                    Upper::Switch(j) => Some(j),
+                },
+            }];
+            links.push(Link::new(p.link));
+            info.push(LinkInfo {
+                name: p.name.to_string(),
+                upper: name_of(p.attach),
+                lower: p.name.to_string(),
+            });
+            let mut cur = p.attach;
+            let mut guard = 0;
+            while let Upper::Switch(j) = cur {
+                path.push(Hop {
+                    link: j,
+                    upper_switch: match switches[j].upstream {
+                        Upper::Root => None,
+                        Upper::Switch(k) => Some(k),
+                    },
+                });
+                cur = switches[j].upstream;
+                guard += 1;
+                if guard > switches.len() {
+                    break; // a cycle: refused by the system file's checks
+                }
+            }
+            paths.push(path);
+        }
+        Fabric {
+            links,
+            info,
+            paths,
+            switch_latency: switches.iter().map(|s| s.latency).collect(),
+        }
+    }
+
+    /// The link a drive at `port` attaches with.
+    #[inline]
+    pub fn link(&self, port: usize) -> &Link {
+        &self.links[self.paths[port][0].link]
+    }
+
+    /// Every link with what it connects.
+    pub fn links(&self) -> impl Iterator<Item = (&LinkInfo, &Link)> {
+        self.info.iter().zip(self.links.iter())
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Switches crossed between `port` and the root.
+    pub fn switches_on_path(&self, port: usize) -> usize {
+        self.paths[port].len() - 1
+    }
+
+    /// Book a transfer over `hops` (in the order it flows, with each hop's
+    /// direction and the switch crossed before it), cut-through; returns when
+    /// the last byte arrives. `dur` gives each link's own transfer time.
+    fn chain(
+        &mut self,
+        hops: &[(usize, Dir, Option<usize>)],
+        now: Time,
+        bytes: u64,
+        dur: impl Fn(&Link) -> Time,
+    ) -> Time {
+        let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
+        for &(l, dir, sw) in hops {
+            let link = &mut self.links[l];
+            let d = dur(link);
+            let lat = link.latency();
+            let (s, e) = match prev {
+                None => link.reserve(dir, now, d, bytes),
+                Some((ps, pe, plat)) => {
+                    let cross = plat + sw.map_or(Time::ZERO, |j| self.switch_latency[j]);
+                    let (s, e) = link.reserve(dir, ps + cross, d, bytes);
+                    (s, e.max(pe + cross))
+                }
+            };
+            prev = Some((s, e, lat));
+        }
+        prev.map_or(now, |(_, e, lat)| e + lat)
+    }
+
+    fn up_hops(&self, port: usize) -> Vec<(usize, Dir, Option<usize>)> {
+        // Going up, the switch crossed before hop i is hop i-1's upper switch.
+        let p = &self.paths[port];
+        (0..p.len())
+            .map(|i| {
+                (
+                    p[i].link,
+                    Dir::Up,
+                    if i == 0 { None } else { p[i - 1].upper_switch },
+                )
+            })
+            .collect()
+    }
+
+    fn down_hops(&self, port: usize) -> Vec<(usize, Dir, Option<usize>)> {
+        // Going down, the switch crossed before a hop is its own upper switch.
+        let p = &self.paths[port];
+        (0..p.len())
+            .rev()
+            .map(|i| {
+                (
+                    p[i].link,
+                    Dir::Down,
+                    if i + 1 == p.len() {
+                        None
+                    } else {
+                        p[i].upper_switch
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The host writes `bytes` to the drive at `port` (a doorbell); returns
+    /// when they arrive.
+    #[inline]
+    pub fn host_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.paths[port].len() == 1 {
+            return self.links[self.paths[port][0].link].host_write(now, bytes);
+        }
+        let hops = self.down_hops(port);
+        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+    }
+
+    /// The drive at `port` reads `bytes` of host memory (SQE fetch, write
+    /// data): read requests go up, completions with the data come down;
+    /// returns when all the data is in the drive.
+    #[inline]
+    pub fn device_read(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.paths[port].len() == 1 {
+            return self.links[self.paths[port][0].link].device_read(now, bytes);
+        }
+        let up = self.up_hops(port);
+        let at_host = self.chain(&up, now, 0, |l| {
+            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+            l.request_time(reqs)
+        });
+        let down = self.down_hops(port);
+        self.chain(&down, at_host, bytes, |l| l.payload_time(bytes))
+    }
+
+    /// The drive at `port` writes `bytes` to host memory (read data, CQE,
+    /// MSI-X); returns when the last byte is at the host.
+    #[inline]
+    pub fn device_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.paths[port].len() == 1 {
+            return self.links[self.paths[port][0].link].device_write(now, bytes);
+        }
+        let hops = self.up_hops(port);
+        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+    }
+
+    /// Time of a [`Fabric::device_read`] of `bytes` over an idle path.
+    pub fn device_read_time(&self, port: usize, bytes: u64) -> Time {
+        let p = &self.paths[port];
+        if p.len() == 1 {
+            return self.links[p[0].link].device_read_time(bytes);
+        }
+        let mut t = Time::ZERO;
+        let mut slow_req = Time::ZERO;
+        let mut slow_pay = Time::ZERO;
+        for (i, h) in p.iter().enumerate() {
+            let l = &self.links[h.link];
+            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+            slow_req = slow_req.max(l.request_time(reqs));
+            slow_pay = slow_pay.max(l.payload_time(bytes));
+            t = t + l.latency().times(2);
+            if i + 1 < p.len() {
+                if let Some(j) = h.upper_switch {
+                    t = t + self.switch_latency[j].times(2);
+                }
+            }
+        }
+        t + slow_req + slow_pay
+    }
+
+    /// Time of a [`Fabric::device_write`] of `bytes` over an idle path.
+    pub fn device_write_time(&self, port: usize, bytes: u64) -> Time {
+        let p = &self.paths[port];
+        if p.len() == 1 {
+            return self.links[p[0].link].device_write_time(bytes);
+        }
+        let mut t = Time::ZERO;
+        let mut slow = Time::ZERO;
+        for (i, h) in p.iter().enumerate() {
+            let l = &self.links[h.link];
+            slow = slow.max(l.payload_time(bytes));
+            t = t + l.latency();
+            if i + 1 < p.len() {
+                if let Some(j) = h.upper_switch {
+                    t = t + self.switch_latency[j];
+                }
+            }
+        }
+        t + slow
+    }
+
+    /// A peer-to-peer write of `bytes` from the device at `from` to the
+    /// device at `to` (e.g. flash to an accelerator's memory): up to the
+    /// lowest switch both sit under, then down; links above it are not used.
+    /// Returns when the last byte arrives.
+    pub fn peer_write(&mut self, from: usize, to: usize, now: Time, bytes: u64) -> Time {
+        let mut a: Vec<(usize, Dir, Option<usize>)> = self.up_hops(from);
+        let mut b: Vec<(usize, Dir, Option<usize>)> = self.down_hops(to);
+        // Drop the shared links near the root: a's tail and b's head.
+        while let (Some(x), Some(y)) = (a.last(), b.first()) {
+            if x.0 == y.0 {
+                a.pop();
+                b.remove(0);
+            } else {
+                break;
+            }
+        }
+        // The switch where the two paths meet is crossed between them.
+        let meet = a
+            .len()
+            .checked_sub(1)
+            .and_then(|i| self.paths[from].get(i))
+            .and_then(|h| h.upper_switch);
+        if let Some(first) = b.first_mut() {
+            first.2 = meet;
+        }
+        let hops: Vec<_> = a.into_iter().chain(b).collect();
+        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+    }
+}

@@ -1,0 +1,978 @@
+//! The host: jobs and their generators, one NVMe queue pair per job clone
+//! (or the trace replay's), driver submit/complete costs on the host CPU,
+//! pacing (rate caps, think time), job ordering (`stonewall`, `wait_for`,
+//! `startdelay`, `exitall`), and the per-direction and per-job statistics.
+//!
+//! The host hands each command to a drive as a [`Submission`] (through the
+//! closure the event loop gives it) and learns of its completion from an
+//! [`Event::HostDone`]; it never sees the drive's internals.
+
+pub(crate) mod queue;
+pub(crate) mod trace_feed;
+
+use crate::config::{logical_units, Device, HostConfig};
+use crate::device::nvme::QueueClass;
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::stats::{DirStats, Sampler};
+use crate::system::SimError;
+use crate::units::Time;
+use crate::workload::gen::{Io, JobGen};
+use crate::workload::pacing::Pacer;
+use crate::workload::{Op, Replay, SqPriority, Workload, WorkloadError};
+use queue::{HostQueue, JobRun, Source};
+use trace_feed::trace_source;
+
+/// A command the host puts on a drive's submission queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Submission {
+    /// Command id (the host's; reused once the command completes).
+    pub cmd: u32,
+    /// Drive.
+    pub d: u16,
+    /// Submission queue on that drive.
+    pub q: u32,
+    /// Operation.
+    pub op: Op,
+    /// First mapping unit.
+    pub lpn: u32,
+    /// Mapping units.
+    pub nlpn: u32,
+    /// When the driver rings the doorbell (after its submit cost).
+    pub ready: Time,
+}
+
+/// What the host knows of one drive: the name jobs address it by, and its description.
+#[derive(Clone, Copy)]
+pub struct DriveView<'a> {
+    /// Name (`nvme0`).
+    pub name: &'a str,
+    /// The device.
+    pub dev: &'a Device,
+}
+
+/// The drives a job addresses: all of a one-drive system; on several, the
+/// `:`-separated names in `filename=` (`nvme0`, or `/dev/nvme0n1`).
+fn targets_of(
+    job: &crate::workload::JobSpec,
+    drives: &[DriveView<'_>],
+    file: &str,
+) -> Result<Vec<usize>, SimError> {
+    if drives.len() == 1 {
+        return Ok(vec![0]);
+    }
+    let names = || drives.iter().map(|d| d.name).collect::<Vec<_>>().join(", ");
+    let Some(f) = job.filename.as_deref().filter(|f| !f.trim().is_empty()) else {
+        return Err(werr(
+            file,
+            Some("filename"),
+            format!(
+                "job '{}': this system has {} drives ({}); say which with filename= (a drive name or /dev/NAMEn1, several joined by ':')",
+                job.name,
+                drives.len(),
+                names()
+            ),
+        ));
+    };
+    let mut out = Vec::new();
+    for part in f.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let n = part.strip_prefix("/dev/").unwrap_or(part);
+        let by_name = |n: &str| drives.iter().position(|d| d.name == n);
+        // `/dev/nvme0n1` names namespace 1 of nvme0.
+        let ns_stripped = n
+            .rfind('n')
+            .filter(|&i| i > 0 && n[i + 1..].chars().all(|c| c.is_ascii_digit()) && i + 1 < n.len())
+            .map(|i| &n[..i]);
+        match by_name(n).or_else(|| ns_stripped.and_then(by_name)) {
+            Some(i) if !out.contains(&i) => out.push(i),
+            Some(_) => {}
+            None => {
+                return Err(werr(
+                    file,
+                    Some("filename"),
+                    format!(
+                        "job '{}': '{part}' names no drive of this system (drives: {})",
+                        job.name,
+                        names()
+                    ),
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(werr(
+            file,
+            Some("filename"),
+            format!(
+                "job '{}': filename names no drive (drives: {})",
+                job.name,
+                names()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// What the host keeps of a command in flight.
+#[derive(Debug, Clone, Copy, Default)]
+struct HostCmd {
+    q: u32,
+    d: u16,
+    op: Op,
+    nlpn: u32,
+    submit: Time,
+    /// When the submission reached the doorbell (end of the host submit cost).
+    issued: Time,
+    measured: bool,
+}
+
+/// The simulated host.
+pub struct Host {
+    pub(crate) queues: Vec<HostQueue>,
+    pub(crate) jobs: Vec<JobRun>,
+    cmds: Vec<HostCmd>,
+    free_cmds: Vec<u32>,
+    /// Queues whose source still has I/O.
+    pub(crate) active: usize,
+    /// Commands submitted and not yet completed.
+    pub(crate) outstanding: u64,
+    last_cmd: Option<u32>,
+    /// A failure raised inside a host step (a bad trace record), for the loop to report.
+    pub(crate) failure: Option<SimError>,
+    submit_overhead: Time,
+    complete_overhead: Time,
+    unit_bytes: u64,
+    /// Commands one submission queue holds (entries - 1).
+    queue_limit: u32,
+    /// Time series sampler, if asked for.
+    pub sampler: Option<Sampler>,
+    /// Per-queue (job clone) statistics for fio-compatible output, if asked for.
+    pub job_stats: Option<Vec<crate::fio_output::JobStats>>,
+    /// Reads measured.
+    pub read: DirStats,
+    /// Writes measured.
+    pub write: DirStats,
+    /// Trims (deallocate) measured.
+    pub trim: DirStats,
+    /// Flushes measured.
+    pub flush: DirStats,
+    /// Per drive (systems of several drives only): reads, writes, trims, flushes measured.
+    pub per_drive: Vec<[DirStats; 4]>,
+    /// Last measured completion per drive (systems of several drives only).
+    pub per_drive_last: Vec<Time>,
+    /// Completed I/Os (all, including ramp).
+    pub ios_done: u64,
+    pub(crate) ios_total: Option<u64>,
+    pub(crate) deadline: Option<Time>,
+    pub(crate) ramp_end: Time,
+    /// Last host completion time.
+    pub last_completion: Time,
+}
+
+fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
+    SimError::Workload(WorkloadError {
+        file: file.into(),
+        line: 0,
+        option: option.map(Into::into),
+        message,
+    })
+}
+
+impl Host {
+    /// The host's queues and jobs for `workload` on `drives`; also the
+    /// NVMe class of each submission queue, per drive.
+    pub(crate) fn new(
+        cfg: &HostConfig,
+        drives: &[DriveView<'_>],
+        workload: &Workload,
+        workload_file: &str,
+        seed: u64,
+    ) -> Result<(Host, Vec<Vec<QueueClass>>), SimError> {
+        let unit_bytes = drives[0].dev.ftl.mapping_unit.0;
+        let lpns_of = |d: usize| logical_units(&drives[d].dev.nand, &drives[d].dev.ftl);
+        let mut hosts = Vec::new();
+        let mut queue_targets: Vec<Vec<usize>> = Vec::new();
+        let mut ios_total = Some(0u64);
+        let mut deadline: Option<Time> = None;
+        let mut ramp_end = Time::ZERO;
+        let mut jobs: Vec<JobRun> = Vec::new();
+        let mut est_end: Vec<Time> = Vec::new();
+        for (ji, job) in workload.jobs.iter().enumerate() {
+            if job.numjobs == 0 || job.iodepth == 0 {
+                return Err(werr(
+                    workload_file,
+                    Some(if job.numjobs == 0 {
+                        "numjobs"
+                    } else {
+                        "iodepth"
+                    }),
+                    format!("job '{}': numjobs and iodepth must be at least 1", job.name),
+                ));
+            }
+            let targets = targets_of(job, drives, workload_file)?;
+            for &t in &targets {
+                if drives[t].dev.ftl.mapping_unit.0 != unit_bytes {
+                    return Err(werr(workload_file, Some("filename"), format!("job '{}': drive '{}' maps {} units but '{}' maps {}: one job's drives need one mapping unit", job.name, drives[t].name, drives[t].dev.ftl.mapping_unit, drives[0].name, drives[0].dev.ftl.mapping_unit)));
+                }
+            }
+            // The job's limits are those of its smallest drive.
+            let dev = targets
+                .iter()
+                .map(|&t| drives[t].dev)
+                .min_by_key(|d| (d.nvme.max_queue_depth, d.cache.write_buffer.0))
+                .unwrap_or(drives[0].dev);
+            let lpns = targets.iter().map(|&t| lpns_of(t)).min().unwrap_or(0);
+            let write_buffer = targets
+                .iter()
+                .map(|&t| drives[t].dev.cache.write_buffer)
+                .min_by_key(|b| b.0)
+                .unwrap_or(dev.cache.write_buffer);
+            if job.iodepth > dev.nvme.max_queue_depth - 1 {
+                return Err(werr(workload_file, Some("iodepth"), format!("job '{}': iodepth {} exceeds the device's queue size ({} entries hold {} commands)", job.name, job.iodepth, dev.nvme.max_queue_depth, dev.nvme.max_queue_depth - 1)));
+            }
+            if job.rw.read_pct < 100
+                && job.trim != crate::workload::TrimMode::Only
+                && job.bs > write_buffer.0
+            {
+                return Err(werr(
+                    workload_file,
+                    Some("bs"),
+                    format!(
+                        "job '{}': a {} B write cannot fit the device's {} write buffer",
+                        job.name, job.bs, write_buffer
+                    ),
+                ));
+            }
+            let first = hosts.len() as u32;
+            for clone in 0..job.numjobs {
+                let js = seed.wrapping_add((ji as u64) << 20);
+                let pacer = Pacer::new(job, js.wrapping_add(clone as u64)).map(Box::new);
+                let (gen, depth) = match &job.read_iolog {
+                    Some(ts) => {
+                        let mut src =
+                            trace_source(ts, lpns * unit_bytes, unit_bytes, write_buffer.0)?;
+                        if let (Source::Trace(t), Some(r)) = (&mut src, job.runtime) {
+                            // fio stops a replay at its runtime too.
+                            t.limit = Some(job.ramp_time + r);
+                        }
+                        let depth = match ts.replay {
+                            Replay::Closed { iodepth } => iodepth,
+                            Replay::Open { .. } => {
+                                if pacer.is_some() {
+                                    return Err(werr(workload_file, Some("read_iolog"), format!("job '{}': rate caps and think time cannot apply to a timed iolog replay; add replay_no_stall=1 to replay it as fast as iodepth allows", job.name)));
+                                }
+                                0
+                            }
+                        };
+                        (src, depth)
+                    }
+                    None => (
+                        Source::Job(
+                            JobGen::new(job, clone, js, lpns, unit_bytes, workload_file)
+                                .map_err(SimError::Workload)?,
+                        ),
+                        job.iodepth,
+                    ),
+                };
+                hosts.push(HostQueue::new(gen, depth, ji, pacer));
+                queue_targets.push(targets.clone());
+            }
+            let mut waits: Vec<usize> = if job.stonewall {
+                (0..ji).collect()
+            } else {
+                Vec::new()
+            };
+            if let Some(name) = &job.wait_for {
+                match workload.jobs[..ji].iter().position(|j| &j.name == name) {
+                    Some(w) if !waits.contains(&w) => waits.push(w),
+                    Some(_) => {}
+                    None => {
+                        return Err(werr(
+                            workload_file,
+                            Some("wait_for"),
+                            format!(
+                                "job '{}' waits for '{name}', which is not a job defined before it",
+                                job.name
+                            ),
+                        ))
+                    }
+                }
+            }
+            for &w in &waits {
+                jobs[w].dependents.push(ji);
+            }
+            // Progress estimate only: when the job would end if every job ran its runtime.
+            let begin = waits
+                .iter()
+                .map(|&w| est_end[w])
+                .fold(Time::ZERO, Time::max)
+                + job.startdelay;
+            est_end.push(begin + job.ramp_time + job.runtime.unwrap_or(Time::ZERO));
+            jobs.push(JobRun {
+                waits_on: waits.len() as u32,
+                dependents: Vec::new(),
+                queues: first..hosts.len() as u32,
+                live: job.numjobs,
+                ramp: job.ramp_time,
+                startdelay: job.startdelay,
+                group: job.group,
+                exitall: job.exitall,
+            });
+            if job.read_iolog.is_some() {
+                ios_total = None;
+            }
+            if waits.is_empty() && job.startdelay == Time::ZERO {
+                ramp_end = ramp_end.max(job.ramp_time);
+            }
+            match (job.time_based, job.runtime) {
+                (true, Some(_)) => {
+                    ios_total = None;
+                    deadline = Some(deadline.unwrap_or(Time::ZERO).max(est_end[ji]));
+                }
+                _ => {
+                    let by_bytes = job.io_size.or(job.size).map(|b| b.div_ceil(job.bs));
+                    let n = match (by_bytes, job.number_ios) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    }
+                    .map(|n| n.saturating_mul(job.loops.max(1) as u64));
+                    match (n, ios_total) {
+                        (Some(n), Some(t)) => ios_total = Some(t + n * job.numjobs as u64),
+                        _ => {
+                            if n.is_none() {
+                                let cap = lpns * unit_bytes - job.offset;
+                                ios_total = ios_total
+                                    .map(|t| t + cap.div_ceil(job.bs) * job.numjobs as u64);
+                            }
+                        }
+                    }
+                    if job.runtime.is_some() {
+                        deadline = Some(deadline.unwrap_or(Time::ZERO).max(est_end[ji]));
+                    }
+                }
+            }
+        }
+        if let Some(ts) = &workload.trace {
+            let file = ts.path.display().to_string();
+            if drives.len() > 1 {
+                return Err(werr(&file, None, format!("a --trace replay on a system of {} drives is not supported yet; replay it as a job: read_iolog=FILE (or ssdlab_trace=FILE) with filename=DRIVE", drives.len())));
+            }
+            let dev = drives[0].dev;
+            let lpns = lpns_of(0);
+            let src = trace_source(ts, lpns * unit_bytes, unit_bytes, dev.cache.write_buffer.0)?;
+            let depth = match ts.replay {
+                Replay::Closed { iodepth } => iodepth,
+                Replay::Open { speed } => {
+                    if !(speed > 0.0 && speed.is_finite()) {
+                        return Err(werr(
+                            &file,
+                            None,
+                            format!("replay speed {speed} must be a positive number"),
+                        ));
+                    }
+                    0
+                }
+            };
+            if depth >= dev.nvme.max_queue_depth {
+                return Err(werr(
+                    &file,
+                    None,
+                    format!(
+                        "iodepth {depth} exceeds the device's queue size ({} entries)",
+                        dev.nvme.max_queue_depth
+                    ),
+                ));
+            }
+            hosts.push(HostQueue::new(src, depth, usize::MAX, None));
+            queue_targets.push(vec![0]);
+            ios_total = None;
+        }
+        if hosts.is_empty() {
+            return Err(werr(
+                workload_file,
+                None,
+                "the workload has no jobs and no trace".into(),
+            ));
+        }
+        // Each queue has a submission queue on every drive it targets,
+        // numbered per drive in queue order.
+        let mut per_drive_queues: Vec<Vec<u32>> = vec![Vec::new(); drives.len()];
+        for (q, ts) in queue_targets.iter().enumerate() {
+            for &t in ts {
+                let sq = per_drive_queues[t].len() as u32;
+                per_drive_queues[t].push(q as u32);
+                hosts[q].targets.push((t as u16, sq));
+            }
+        }
+        for (d, qs) in per_drive_queues.iter().enumerate() {
+            let dev = drives[d].dev;
+            if qs.len() as u32 > dev.nvme.max_queues {
+                let n = if drives.len() == 1 {
+                    hosts.len()
+                } else {
+                    qs.len()
+                };
+                return Err(werr(
+                    workload_file,
+                    Some("numjobs"),
+                    format!(
+                        "{n} jobs need {n} queue pairs but the device{} has {}",
+                        if drives.len() == 1 {
+                            String::new()
+                        } else {
+                            format!(" '{}'", drives[d].name)
+                        },
+                        dev.nvme.max_queues
+                    ),
+                ));
+            }
+        }
+        let mut classes: Vec<QueueClass> = workload
+            .jobs
+            .iter()
+            .flat_map(|j| {
+                let c = match j.sq_priority {
+                    SqPriority::Urgent => QueueClass::Urgent,
+                    SqPriority::High => QueueClass::High,
+                    SqPriority::Medium => QueueClass::Medium,
+                    SqPriority::Low => QueueClass::Low,
+                };
+                std::iter::repeat_n(c, j.numjobs as usize)
+            })
+            .collect();
+        classes.resize(hosts.len(), QueueClass::Medium);
+        let classes: Vec<Vec<QueueClass>> = per_drive_queues
+            .iter()
+            .map(|qs| qs.iter().map(|&q| classes[q as usize]).collect())
+            .collect();
+        let multi = drives.len() > 1;
+        let mut h = Host {
+            active: hosts.len(),
+            queues: hosts,
+            jobs,
+            cmds: Vec::with_capacity(1024),
+            free_cmds: Vec::new(),
+            outstanding: 0,
+            last_cmd: None,
+            failure: None,
+            submit_overhead: cfg.submit_overhead,
+            complete_overhead: cfg.complete_overhead,
+            unit_bytes,
+            queue_limit: drives
+                .iter()
+                .map(|d| d.dev.nvme.max_queue_depth - 1)
+                .min()
+                .unwrap_or(0),
+            sampler: None,
+            job_stats: None,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            trim: DirStats::default(),
+            flush: DirStats::default(),
+            per_drive: if multi {
+                (0..drives.len()).map(|_| Default::default()).collect()
+            } else {
+                Vec::new()
+            },
+            per_drive_last: if multi {
+                vec![Time::ZERO; drives.len()]
+            } else {
+                Vec::new()
+            },
+            ios_done: 0,
+            ios_total,
+            deadline,
+            ramp_end,
+            last_completion: Time::ZERO,
+        };
+        for q in 0..h.queues.len() {
+            let j = h.queues[q].job;
+            if j != usize::MAX && (h.jobs[j].waits_on > 0 || h.jobs[j].startdelay > Time::ZERO) {
+                h.queues[q].waiting = true;
+            } else {
+                // Jobs that start at once are measured from the latest of their ramps.
+                h.queues[q].measure_from = h.ramp_end;
+            }
+        }
+        Ok((h, classes))
+    }
+
+    /// Schedule the jobs that start after a `startdelay` (at time zero).
+    pub(crate) fn schedule_delayed_starts(&self, eq: &mut EventQueue<Event>) {
+        for (j, run) in self.jobs.iter().enumerate() {
+            if run.waits_on == 0 && run.startdelay > Time::ZERO {
+                eq.at(run.startdelay, Event::JobStart { job: j as u32 });
+            }
+        }
+    }
+
+    /// Keep fio-style statistics per job clone (one per host queue).
+    pub fn enable_job_stats(&mut self, w: &Workload) {
+        let mut v = Vec::new();
+        for j in &w.jobs {
+            for _ in 0..j.numjobs {
+                v.push(crate::fio_output::JobStats::new(&j.name, Some(j.clone())));
+            }
+        }
+        if w.trace.is_some() {
+            v.push(crate::fio_output::JobStats::new("trace", None));
+        }
+        v.truncate(self.queues.len());
+        self.job_stats = Some(v);
+    }
+
+    /// Sample throughput and latency every `interval` of simulated time.
+    pub fn sample_every(&mut self, interval: Time) {
+        self.sampler = Some(Sampler {
+            interval,
+            ..Sampler::default()
+        });
+    }
+
+    /// Start of the measured window.
+    pub fn ramp_end(&self) -> Time {
+        self.ramp_end
+    }
+
+    /// Number of host queues.
+    pub fn queues(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Start queue `q` at `at` (time zero, or when the jobs it waits for end).
+    pub(crate) fn start_queue<S>(
+        &mut self,
+        q: u32,
+        at: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> Result<(), SimError>
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let h = &mut self.queues[q as usize];
+        if h.waiting || h.started || h.done {
+            return Ok(());
+        }
+        h.started = true;
+        if let Some(p) = h.pacer.as_mut() {
+            p.start_at(at);
+        }
+        match &mut h.gen {
+            Source::Job(g) => g.start_at(at),
+            Source::Trace(t) => {
+                t.base = at;
+                t.deadline = t.limit.map(|l| at + l);
+            }
+        }
+        if h.open_trace() {
+            return self.trace_schedule_next(q, eq, submit);
+        }
+        self.fill(q, at, eq, submit);
+        Ok(())
+    }
+
+    /// Submit I/Os on queue `q` at `at` while it has room, its I/O is due
+    /// (rate caps) and it is not thinking.
+    pub(crate) fn fill<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        loop {
+            let h = &mut self.queues[q as usize];
+            if h.done || h.waiting || h.sleeping {
+                return;
+            }
+            if h.quiesce {
+                // fio quiesces before thinking: wait for the queue to drain.
+                if h.outstanding == 0 {
+                    h.quiesce = false;
+                    h.sleeping = true;
+                    let wake = at + h.pacer.as_ref().map_or(Time::ZERO, |p| p.think_time());
+                    if let Some(p) = h.pacer.as_mut() {
+                        p.think(wake);
+                    }
+                    eq.at(wake, Event::ThinkEnd { q });
+                }
+                return;
+            }
+            if h.outstanding >= h.depth {
+                return;
+            }
+            if let Source::Job(g) = &h.gen {
+                if h.held.is_none() && h.outstanding > 0 && g.end_flush_next(at) {
+                    return;
+                }
+            }
+            let (due, io) = match h.held.take() {
+                Some(x) => x,
+                None => {
+                    let next = match &mut h.gen {
+                        Source::Job(g) => g.next_io(at),
+                        Source::Trace(t) if t.deadline.is_some_and(|d| at >= d) => None,
+                        Source::Trace(t) => match t.pull() {
+                            Ok(x) => x.map(|(_, io)| io),
+                            Err(e) => {
+                                self.failure = Some(SimError::Workload(e));
+                                None
+                            }
+                        },
+                    };
+                    let Some(io) = next else {
+                        h.done = true;
+                        self.active -= 1;
+                        self.check_finished(q, at, eq, submit);
+                        return;
+                    };
+                    let due = match h.pacer.as_mut() {
+                        Some(p) => p.due(io.op, io.nlpn as u64 * self.unit_bytes),
+                        None => Time::ZERO,
+                    };
+                    (due, io)
+                }
+            };
+            if due > at {
+                h.held = Some((due, io));
+                if !h.wake_pending {
+                    h.wake_pending = true;
+                    eq.at(due, Event::HostWake { q });
+                }
+                return;
+            }
+            if io.op != Op::Flush && h.pacer.as_mut().is_some_and(|p| p.on_issue(at)) {
+                h.quiesce = true;
+            }
+            self.submit_io(q, at, io, eq, submit);
+        }
+    }
+
+    /// If queue `q`'s job clone has ended, account for it; when its whole
+    /// job has ended, start the jobs that were waiting for it.
+    fn check_finished<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let h = &mut self.queues[q as usize];
+        if h.finished || !h.done || h.outstanding > 0 {
+            return;
+        }
+        if let Source::Trace(t) = &h.gen {
+            if !t.overflow.is_empty() {
+                return;
+            }
+        }
+        h.finished = true;
+        let j = h.job;
+        if j == usize::MAX {
+            return;
+        }
+        self.jobs[j].live -= 1;
+        if self.jobs[j].exitall {
+            // fio's exitall: when one of its clones ends, every other job of
+            // the group (and the job's other clones) ends now. All are marked
+            // first, then accounted, so none starts in between.
+            self.jobs[j].exitall = false;
+            let group = self.jobs[j].group;
+            let targets: Vec<u32> = (0..self.jobs.len())
+                .filter(|&k| self.jobs[k].group == group)
+                .flat_map(|k| self.jobs[k].queues.clone())
+                .collect();
+            for &qq in &targets {
+                self.stop_queue(qq);
+            }
+            for &qq in &targets {
+                self.check_finished(qq, at, eq, submit);
+            }
+        }
+        if self.jobs[j].live > 0 {
+            return;
+        }
+        for k in std::mem::take(&mut self.jobs[j].dependents) {
+            self.jobs[k].waits_on -= 1;
+            if self.jobs[k].waits_on == 0 {
+                let delay = self.jobs[k].startdelay;
+                if delay > Time::ZERO {
+                    eq.at(at + delay, Event::JobStart { job: k as u32 });
+                } else {
+                    self.start_job(k, at, eq, submit);
+                }
+            }
+        }
+    }
+
+    /// Start job `k`'s queues at `at` (its ramp and runtime count from here).
+    pub(crate) fn start_job<S>(
+        &mut self,
+        k: usize,
+        at: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let ramp = self.jobs[k].ramp;
+        for qq in self.jobs[k].queues.clone() {
+            let h = &mut self.queues[qq as usize];
+            if h.done {
+                continue;
+            }
+            h.waiting = false;
+            h.measure_from = at + ramp;
+            if let Err(e) = self.start_queue(qq, at, eq, submit) {
+                self.failure = Some(e);
+            }
+        }
+    }
+
+    /// Stop queue `q` (`exitall`): it submits nothing more; I/Os in flight
+    /// complete. A queue still waiting to start never starts. The caller
+    /// then runs [`Host::check_finished`] on it.
+    fn stop_queue(&mut self, q: u32) {
+        let h = &mut self.queues[q as usize];
+        if h.finished {
+            return;
+        }
+        h.held = None;
+        h.quiesce = false;
+        if let Source::Trace(t) = &mut h.gen {
+            t.overflow.clear();
+            t.next = None;
+        }
+        if !h.done {
+            h.done = true;
+            self.active -= 1;
+        }
+        h.waiting = false;
+    }
+
+    /// Put one I/O generated at `at` on queue `q`'s submission queue and
+    /// ring its doorbell (the drive's part is `submit`).
+    fn submit_io<S>(&mut self, q: u32, at: Time, io: Io, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let h = &mut self.queues[q as usize];
+        let (d, sq) = h.targets[h.next_target];
+        if h.targets.len() > 1 {
+            h.next_target = (h.next_target + 1) % h.targets.len();
+        }
+        let (_, ready) = h.cpu.reserve(at, self.submit_overhead);
+        if let Some(js) = self.job_stats.as_mut() {
+            js[q as usize].submitted(h.outstanding);
+        }
+        h.outstanding += 1;
+        // Jobs that start together are measured after the latest of their
+        // ramps; a job that waited for others, after its own.
+        let measured = at >= h.measure_from;
+        let c = HostCmd {
+            q,
+            d,
+            op: io.op,
+            nlpn: io.nlpn,
+            submit: at,
+            issued: ready,
+            measured,
+        };
+        let id = match self.free_cmds.pop() {
+            Some(i) => {
+                self.cmds[i as usize] = c;
+                i
+            }
+            None => {
+                self.cmds.push(c);
+                (self.cmds.len() - 1) as u32
+            }
+        };
+        self.outstanding += 1;
+        self.last_cmd = Some(id);
+        submit(
+            eq,
+            Submission {
+                cmd: id,
+                d,
+                q: sq,
+                op: io.op,
+                lpn: io.lpn,
+                nlpn: io.nlpn,
+                ready,
+            },
+        );
+    }
+
+    /// Open-loop trace: read the next record and schedule its arrival.
+    fn trace_schedule_next<S>(
+        &mut self,
+        q: u32,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> Result<(), SimError>
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let now = eq.now();
+        let h = &mut self.queues[q as usize];
+        let Source::Trace(t) = &mut h.gen else {
+            return Ok(());
+        };
+        let next = t.pull().map_err(SimError::Workload)?;
+        // A replay job with a runtime ends there.
+        let next = next.filter(|(at, _)| t.deadline.is_none_or(|d| t.base + *at < d));
+        match next {
+            Some((at, io)) => {
+                t.next = Some((at, io));
+                eq.at((t.base + at).max(now), Event::TraceArrival { q });
+            }
+            None => {
+                if !h.done {
+                    h.done = true;
+                    self.active -= 1;
+                    self.check_finished(q, now, eq, submit);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Open-loop trace: a request arrives; submit it, or hold it if the queue is full.
+    pub(crate) fn trace_arrival<S>(
+        &mut self,
+        now: Time,
+        q: u32,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> Result<(), SimError>
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let limit = self.queue_limit;
+        let h = &mut self.queues[q as usize];
+        if h.done {
+            // Ended (exitall): nothing more arrives.
+            return Ok(());
+        }
+        let Source::Trace(t) = &mut h.gen else {
+            return Ok(());
+        };
+        if let Some((_, io)) = t.next.take() {
+            if h.outstanding < limit && t.overflow.is_empty() {
+                self.submit_io(q, now, io, eq, submit);
+            } else {
+                t.overflow.push_back((now, io));
+            }
+        }
+        self.trace_schedule_next(q, eq, submit)
+    }
+
+    /// A rate-capped queue's held I/O is due.
+    pub(crate) fn wake<S>(&mut self, q: u32, now: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        self.queues[q as usize].wake_pending = false;
+        self.fill(q, now, eq, submit);
+    }
+
+    /// A queue's think time is over.
+    pub(crate) fn think_end<S>(
+        &mut self,
+        q: u32,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        self.queues[q as usize].sleeping = false;
+        self.fill(q, now, eq, submit);
+    }
+
+    /// The CQE of command `cmd` has reached the host at `now`: the driver's
+    /// completion cost, statistics, and the queue's next submissions.
+    pub(crate) fn complete<S>(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: FnMut(&mut EventQueue<Event>, Submission),
+    {
+        let c = self.cmds[cmd as usize];
+        let (_, end) = self.queues[c.q as usize]
+            .cpu
+            .reserve(now, self.complete_overhead);
+        let lat = end - c.submit;
+        if c.measured {
+            let bytes = c.nlpn as u64 * self.unit_bytes;
+            match c.op {
+                Op::Read => self.read.record(lat, bytes),
+                Op::Write => self.write.record(lat, bytes),
+                Op::Trim => self.trim.record(lat, bytes),
+                Op::Flush => self.flush.record(lat, 0),
+            }
+            if let Some(s) = self.sampler.as_mut() {
+                if matches!(c.op, Op::Read | Op::Write) {
+                    s.record(
+                        end.saturating_sub(self.ramp_end),
+                        c.op == Op::Write,
+                        lat,
+                        bytes,
+                    );
+                }
+            }
+            if let Some(js) = self.job_stats.as_mut() {
+                js[c.q as usize].completed(
+                    c.op,
+                    bytes,
+                    c.issued - c.submit,
+                    end - c.issued,
+                    (
+                        c.submit,
+                        end,
+                        end.saturating_sub(self.queues[c.q as usize].measure_from),
+                    ),
+                );
+            }
+            if end > self.last_completion {
+                self.last_completion = end;
+            }
+            if let Some(st) = self.per_drive.get_mut(c.d as usize) {
+                let k = match c.op {
+                    Op::Read => 0,
+                    Op::Write => 1,
+                    Op::Trim => 2,
+                    Op::Flush => 3,
+                };
+                st[k].record(lat, if c.op == Op::Flush { 0 } else { bytes });
+                let last = &mut self.per_drive_last[c.d as usize];
+                *last = (*last).max(end);
+            }
+        }
+        self.ios_done += 1;
+        self.outstanding -= 1;
+        self.queues[c.q as usize].outstanding -= 1;
+        self.free_cmds.push(cmd);
+        if self.queues[c.q as usize].open_trace() {
+            // Open loop: the next request does not wait for this one, but a held one may go now.
+            let held = match &mut self.queues[c.q as usize].gen {
+                Source::Trace(t) => t.overflow.pop_front(),
+                Source::Job(_) => None,
+            };
+            if let Some((arrived, io)) = held {
+                self.submit_io(c.q, end, io, eq, submit);
+                // Latency counts from the trace arrival, not from when the queue had room.
+                if let Some(last) = self.last_cmd {
+                    self.cmds[last as usize].submit = arrived;
+                }
+            }
+        } else {
+            let h = &mut self.queues[c.q as usize];
+            // fio counts think-time blocks over reads, writes and trims only.
+            if c.op != Op::Flush && h.pacer.as_mut().is_some_and(|p| p.on_complete(end)) {
+                h.quiesce = true;
+            }
+            self.fill(c.q, end, eq, submit);
+        }
+        self.check_finished(c.q, end, eq, submit);
+    }
+}

@@ -1,0 +1,693 @@
+//! System files: a host, its PCIe root complex, any number of switches and
+//! drives, and where each attaches.
+//!
+//! ```toml
+//! name = "seed002-4x-m2"
+//! [root_complex]
+//! generation = 3
+//! lanes = 8                  # per root port
+//! [[switch]]
+//! name = "sw0"
+//! upstream = "root"          # the root complex, or another switch's name
+//! upstream_lanes = 8
+//! downstream_lanes = 4       # widest downstream port
+//! ports = 4
+//! latency = "150ns"          # cut-through, port to port
+//! [[drive]]
+//! name = "nvme0"
+//! device = "pm9a3-960g"      # preset, or a device file relative to this file
+//! attach = "sw0"
+//! lanes = 4
+//! ```
+//!
+//! Same conventions as device files: units in strings, unknown keys are
+//! errors, every problem is reported with its key path, and `extends` works
+//! (see [`crate::compose`]). A drive's link trains to the narrower and older
+//! of its two ends; switch uplinks use the root complex's TLP parameters.
+
+use crate::compose::{self, Composed};
+use crate::config::{ConfigError, ConfigProblem, Device, PcieConfig};
+use crate::units::{parse_bytes, parse_percent, parse_power, parse_time, Bytes, Time};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// `[root_complex]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootFile {
+    /// PCIe generation of the root ports (1-5).
+    #[serde(default = "d_gen")]
+    pub generation: u32,
+    /// Lanes per root port.
+    #[serde(default = "d_root_lanes")]
+    pub lanes: u32,
+    /// Root ports.
+    #[serde(default = "d_root_ports")]
+    pub ports: u32,
+    /// Max payload size on the fabric's links (switch uplinks).
+    #[serde(default = "d_mps")]
+    pub max_payload: String,
+    /// Max read request size on the fabric's links.
+    #[serde(default = "d_mrrs")]
+    pub max_read_request: String,
+    /// Per-TLP overhead (header, framing, LCRC).
+    #[serde(default = "d_tlp")]
+    pub tlp_overhead: String,
+    /// DLLP share of link time.
+    #[serde(default = "d_dllp")]
+    pub dllp_overhead: String,
+    /// One-way latency of a switch uplink (wire and PHY).
+    #[serde(default = "d_lat")]
+    pub latency: String,
+}
+
+/// `[[switch]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchFile {
+    /// Name (unique among switches and drives; not `root`).
+    pub name: String,
+    /// What the upstream port attaches to: `root` or another switch.
+    #[serde(default = "d_root")]
+    pub upstream: String,
+    /// Upstream port generation.
+    #[serde(default = "d_gen")]
+    pub upstream_generation: u32,
+    /// Upstream port lanes.
+    pub upstream_lanes: u32,
+    /// Downstream ports' generation.
+    #[serde(default = "d_gen")]
+    pub downstream_generation: u32,
+    /// Widest downstream port, lanes.
+    pub downstream_lanes: u32,
+    /// Downstream ports.
+    pub ports: u32,
+    /// Port-to-port cut-through latency.
+    #[serde(default = "d_sw_lat")]
+    pub latency: String,
+    /// Power drawn by the switch (constant), e.g. "3W".
+    #[serde(default = "d_zero_w")]
+    pub power: String,
+}
+
+/// `[[drive]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriveFile {
+    /// Name, as jobs address it (`filename=nvme0`, `/dev/nvme0n1`).
+    pub name: String,
+    /// Preset name or device file (relative to the system file).
+    pub device: String,
+    /// What it attaches to: `root` or a switch.
+    #[serde(default = "d_root")]
+    pub attach: String,
+    /// Link width (default: the device's own).
+    #[serde(default)]
+    pub lanes: Option<u32>,
+}
+
+/// A system file as written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemFile {
+    /// Name.
+    pub name: String,
+    /// One-line description.
+    #[serde(default)]
+    pub description: String,
+    /// Host driver costs: `submit_overhead`, `complete_overhead` (default: the first drive's `[host]`).
+    #[serde(default)]
+    pub host: Option<crate::config::HostFile>,
+    /// The root complex.
+    #[serde(default = "d_root_file")]
+    pub root_complex: RootFile,
+    /// Switches.
+    #[serde(default, rename = "switch")]
+    pub switches: Vec<SwitchFile>,
+    /// Drives.
+    #[serde(default, rename = "drive")]
+    pub drives: Vec<DriveFile>,
+}
+
+fn d_gen() -> u32 {
+    3
+}
+fn d_root_lanes() -> u32 {
+    16
+}
+fn d_root_ports() -> u32 {
+    4
+}
+fn d_mps() -> String {
+    "256B".into()
+}
+fn d_mrrs() -> String {
+    "512B".into()
+}
+fn d_tlp() -> String {
+    "24B".into()
+}
+fn d_dllp() -> String {
+    "4%".into()
+}
+fn d_lat() -> String {
+    "100ns".into()
+}
+fn d_sw_lat() -> String {
+    "150ns".into()
+}
+fn d_zero_w() -> String {
+    "0W".into()
+}
+fn d_root() -> String {
+    "root".into()
+}
+fn d_root_file() -> RootFile {
+    RootFile {
+        generation: d_gen(),
+        lanes: d_root_lanes(),
+        ports: d_root_ports(),
+        max_payload: d_mps(),
+        max_read_request: d_mrrs(),
+        tlp_overhead: d_tlp(),
+        dllp_overhead: d_dllp(),
+        latency: d_lat(),
+    }
+}
+
+/// Where something attaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Parent {
+    /// A root port.
+    Root,
+    /// A switch (index into [`SystemConfig::switches`]).
+    Switch(usize),
+}
+
+/// A resolved switch.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchConfig {
+    /// Name.
+    pub name: String,
+    /// Upstream attachment.
+    pub upstream: Parent,
+    /// The upstream link.
+    pub uplink: PcieConfig,
+    /// Downstream ports' generation.
+    pub downstream_generation: u32,
+    /// Widest downstream port.
+    pub downstream_lanes: u32,
+    /// Downstream ports.
+    pub ports: u32,
+    /// Port-to-port latency.
+    pub latency: Time,
+    /// Constant power, watts.
+    pub power_w: f64,
+}
+
+/// A resolved drive attachment.
+#[derive(Debug, Clone)]
+pub struct DriveConfig {
+    /// Name.
+    pub name: String,
+    /// The device.
+    pub device: Device,
+    /// Where it attaches.
+    pub attach: Parent,
+    /// Its link (trained to the narrower, older end).
+    pub link: PcieConfig,
+}
+
+/// A resolved, validated system.
+#[derive(Debug, Clone)]
+pub struct SystemConfig {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Host driver costs.
+    pub host: crate::config::HostConfig,
+    /// Root port generation.
+    pub root_generation: u32,
+    /// Lanes per root port.
+    pub root_lanes: u32,
+    /// Root ports.
+    pub root_ports: u32,
+    /// Switches.
+    pub switches: Vec<SwitchConfig>,
+    /// Drives.
+    pub drives: Vec<DriveConfig>,
+}
+
+const LANES: [u32; 5] = [1, 2, 4, 8, 16];
+
+struct Problems(Vec<ConfigProblem>);
+
+impl Problems {
+    fn push(&mut self, key: impl Into<String>, msg: impl Into<String>) {
+        self.0.push(ConfigProblem {
+            key: key.into(),
+            message: msg.into(),
+        });
+    }
+    fn gen(&mut self, key: &str, g: u32) {
+        if !(1..=5).contains(&g) {
+            self.push(
+                key,
+                format!("{g} is not a PCIe generation (expected 1 to 5)"),
+            );
+        }
+    }
+    fn lanes(&mut self, key: &str, l: u32) {
+        if !LANES.contains(&l) {
+            self.push(
+                key,
+                format!("{l} lanes is not a PCIe link width (expected 1, 2, 4, 8 or 16)"),
+            );
+        }
+    }
+    fn time(&mut self, key: &str, v: &str) -> Time {
+        parse_time(v).unwrap_or_else(|e| {
+            self.push(key, e.0);
+            Time::ZERO
+        })
+    }
+    fn bytes(&mut self, key: &str, v: &str) -> Bytes {
+        parse_bytes(v).unwrap_or_else(|e| {
+            self.push(key, e.0);
+            Bytes(0)
+        })
+    }
+}
+
+impl SystemFile {
+    /// Parse TOML text (with its `extends` chain); `source` names it in errors.
+    pub fn from_toml_str(text: &str, source: &str) -> Result<SystemFile, ConfigError> {
+        let c: Composed = compose::compose_system(text, source)?;
+        let t = toml::to_string(&c.table).map_err(|e| ConfigError {
+            source: source.into(),
+            problems: vec![ConfigProblem {
+                key: "(toml)".into(),
+                message: e.to_string(),
+            }],
+        })?;
+        let text = if c.layers.len() == 1 { text } else { &t };
+        toml::from_str::<SystemFile>(text).map_err(|e| {
+            let line = e.span().map(|s| compose::line_at(text, s.start));
+            let key = e
+                .message()
+                .split('`')
+                .nth(1)
+                .filter(|_| e.message().starts_with("unknown field"))
+                .unwrap_or("(toml)")
+                .to_string();
+            ConfigError {
+                source: source.into(),
+                problems: vec![ConfigProblem {
+                    key,
+                    message: match line {
+                        Some(l) if c.layers.len() == 1 => {
+                            format!("{} (line {l})", e.message().trim())
+                        }
+                        _ => e.message().trim().to_string(),
+                    },
+                }],
+            }
+        })
+    }
+
+    /// Check the topology and every value; load each drive's device
+    /// (relative paths against `dir`). Every problem, with its key path.
+    pub fn resolve(&self, source: &str, dir: &Path) -> Result<SystemConfig, ConfigError> {
+        let mut p = Problems(Vec::new());
+        if self.name.trim().is_empty() {
+            p.push("name", "must not be empty");
+        }
+        let r = &self.root_complex;
+        p.gen("root_complex.generation", r.generation);
+        p.lanes("root_complex.lanes", r.lanes);
+        if r.ports == 0 {
+            p.push("root_complex.ports", "must be at least 1");
+        }
+        let mps = p.bytes("root_complex.max_payload", &r.max_payload);
+        if mps.0 != 0 && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0)) {
+            p.push(
+                "root_complex.max_payload",
+                format!("{mps} is not a PCIe max payload size (128B to 4096B, power of two)"),
+            );
+        }
+        let mrrs = p.bytes("root_complex.max_read_request", &r.max_read_request);
+        if mrrs.0 != 0 && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0)) {
+            p.push(
+                "root_complex.max_read_request",
+                format!("{mrrs} is not a PCIe max read request size (128B to 4096B, power of two)"),
+            );
+        }
+        let tlp = p.bytes("root_complex.tlp_overhead", &r.tlp_overhead);
+        let dllp = parse_percent(&r.dllp_overhead).unwrap_or_else(|e| {
+            p.push("root_complex.dllp_overhead", e.0);
+            0.0
+        });
+        if !(0.0..0.5).contains(&dllp) {
+            p.push(
+                "root_complex.dllp_overhead",
+                "must be at least 0% and below 50%",
+            );
+        }
+        let uplink_latency = p.time("root_complex.latency", &r.latency);
+        // Names.
+        let mut names: Vec<(&str, String)> = Vec::new();
+        for (i, s) in self.switches.iter().enumerate() {
+            names.push((&s.name, format!("switch[{i}].name")));
+        }
+        for (i, d) in self.drives.iter().enumerate() {
+            names.push((&d.name, format!("drive[{i}].name")));
+        }
+        for (i, (n, key)) in names.iter().enumerate() {
+            if n.trim().is_empty() {
+                p.push(key.clone(), "must not be empty");
+            } else if *n == "root" {
+                p.push(
+                    key.clone(),
+                    "'root' names the root complex; choose another name",
+                );
+            } else if let Some((_, first)) = names[..i].iter().find(|(m, _)| m == n) {
+                p.push(
+                    key.clone(),
+                    format!("'{n}' is already the name of {first} (a drive attached twice, or two parts with one name)"),
+                );
+            }
+        }
+        if self.drives.is_empty() {
+            p.push("drive", "a system needs at least one [[drive]]");
+        }
+        let switch_names: Vec<&str> = self.switches.iter().map(|s| s.name.as_str()).collect();
+        let parent_of = |p: &mut Problems, key: String, target: &str| -> Option<Parent> {
+            if target == "root" {
+                return Some(Parent::Root);
+            }
+            match switch_names.iter().position(|n| *n == target) {
+                Some(i) => Some(Parent::Switch(i)),
+                None => {
+                    p.push(
+                        key,
+                        format!(
+                            "'{target}' is not a switch of this system (expected root{}{})",
+                            if switch_names.is_empty() {
+                                ""
+                            } else {
+                                " or one of: "
+                            },
+                            switch_names.join(", ")
+                        ),
+                    );
+                    None
+                }
+            }
+        };
+        let mut switches = Vec::new();
+        let mut uplinks: Vec<Option<Parent>> = Vec::new();
+        for (i, s) in self.switches.iter().enumerate() {
+            let k = |f: &str| format!("switch[{i}].{f}");
+            p.gen(&k("upstream_generation"), s.upstream_generation);
+            p.gen(&k("downstream_generation"), s.downstream_generation);
+            p.lanes(&k("upstream_lanes"), s.upstream_lanes);
+            p.lanes(&k("downstream_lanes"), s.downstream_lanes);
+            if s.ports == 0 {
+                p.push(k("ports"), "must be at least 1");
+            }
+            let latency = p.time(&k("latency"), &s.latency);
+            let power_w = parse_power(&s.power).unwrap_or_else(|e| {
+                p.push(k("power"), e.0);
+                0.0
+            });
+            if power_w < 0.0 {
+                p.push(k("power"), "must not be negative");
+            }
+            let up = parent_of(&mut p, k("upstream"), &s.upstream);
+            if up == Some(Parent::Switch(i)) {
+                p.push(
+                    k("upstream"),
+                    format!("switch '{}' cannot attach to itself", s.name),
+                );
+            }
+            uplinks.push(up);
+            switches.push(SwitchConfig {
+                name: s.name.clone(),
+                upstream: up.unwrap_or(Parent::Root),
+                uplink: PcieConfig {
+                    generation: s.upstream_generation,
+                    lanes: s.upstream_lanes,
+                    max_payload: mps,
+                    max_read_request: mrrs,
+                    tlp_overhead: tlp,
+                    dllp_overhead: dllp,
+                    latency: uplink_latency,
+                    interface_bandwidth: None,
+                },
+                downstream_generation: s.downstream_generation,
+                downstream_lanes: s.downstream_lanes,
+                ports: s.ports,
+                latency,
+                power_w,
+            });
+        }
+        // Cycles: every switch's upstream chain must reach the root.
+        for i in 0..switches.len() {
+            let mut seen = vec![i];
+            let mut cur = uplinks[i];
+            while let Some(Parent::Switch(j)) = cur {
+                if seen.contains(&j) {
+                    if seen[0] == j && j == i && seen.len() > 1 {
+                        let mut names: Vec<&str> =
+                            seen.iter().map(|&x| switches[x].name.as_str()).collect();
+                        names.push(&switches[i].name);
+                        p.push(
+                            format!("switch[{i}].upstream"),
+                            format!("switches attach in a cycle: {}", names.join(" -> ")),
+                        );
+                    }
+                    break;
+                }
+                seen.push(j);
+                cur = uplinks[j];
+            }
+        }
+        // Widths and port counts.
+        let mut used_root = 0u32;
+        let mut used: Vec<u32> = vec![0; switches.len()];
+        for (i, s) in switches.iter().enumerate() {
+            match uplinks[i] {
+                Some(Parent::Root) => {
+                    used_root += 1;
+                    if s.uplink.lanes > self.root_complex.lanes {
+                        p.push(
+                            format!("switch[{i}].upstream_lanes"),
+                            format!(
+                                "x{} is wider than a root port (x{})",
+                                s.uplink.lanes, self.root_complex.lanes
+                            ),
+                        );
+                    }
+                }
+                Some(Parent::Switch(j)) if j != i => {
+                    used[j] += 1;
+                    if s.uplink.lanes > switches[j].downstream_lanes {
+                        p.push(
+                            format!("switch[{i}].upstream_lanes"),
+                            format!(
+                                "x{} is wider than switch '{}' allows on a downstream port (x{})",
+                                s.uplink.lanes, switches[j].name, switches[j].downstream_lanes
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut drives = Vec::new();
+        for (i, d) in self.drives.iter().enumerate() {
+            let k = |f: &str| format!("drive[{i}].{f}");
+            let attach = parent_of(&mut p, k("attach"), &d.attach);
+            let device = match load_device(&d.device, dir) {
+                Ok(dev) => Some(dev),
+                Err(e) => {
+                    for q in e.problems {
+                        p.push(
+                            format!("drive[{i}].device"),
+                            format!("{}: {}: {}", e.source, q.key, q.message),
+                        );
+                    }
+                    None
+                }
+            };
+            if let Some(l) = d.lanes {
+                p.lanes(&k("lanes"), l);
+            }
+            let (port_gen, port_lanes, what) = match attach {
+                Some(Parent::Root) => {
+                    used_root += 1;
+                    (
+                        self.root_complex.generation,
+                        self.root_complex.lanes,
+                        "a root port".to_string(),
+                    )
+                }
+                Some(Parent::Switch(j)) => {
+                    used[j] += 1;
+                    (
+                        switches[j].downstream_generation,
+                        switches[j].downstream_lanes,
+                        format!("switch '{}' allows on a downstream port", switches[j].name),
+                    )
+                }
+                None => (5, 16, String::new()),
+            };
+            if let Some(l) = d.lanes {
+                if l > port_lanes {
+                    p.push(
+                        k("lanes"),
+                        format!("x{l} is wider than {what} (x{port_lanes})"),
+                    );
+                }
+            }
+            if let (Some(dev), Some(attach)) = (device, attach) {
+                let mut link = dev.pcie.clone();
+                link.lanes = d
+                    .lanes
+                    .unwrap_or(link.lanes)
+                    .min(link.lanes)
+                    .min(port_lanes);
+                link.generation = link.generation.min(port_gen);
+                drives.push(DriveConfig {
+                    name: d.name.clone(),
+                    device: dev,
+                    attach,
+                    link,
+                });
+            }
+        }
+        if used_root > self.root_complex.ports {
+            p.push(
+                "root_complex.ports",
+                format!(
+                    "{used_root} things attach to the root complex but it has {} ports",
+                    self.root_complex.ports
+                ),
+            );
+        }
+        for (j, s) in switches.iter().enumerate() {
+            if used[j] > s.ports {
+                p.push(
+                    format!("switch[{j}].ports"),
+                    format!(
+                        "{} things attach to switch '{}' but it has {} downstream ports",
+                        used[j], s.name, s.ports
+                    ),
+                );
+            }
+        }
+        let host = match &self.host {
+            Some(h) => crate::config::HostConfig {
+                submit_overhead: p.time("host.submit_overhead", &h.submit_overhead),
+                complete_overhead: p.time("host.complete_overhead", &h.complete_overhead),
+            },
+            None => drives
+                .first()
+                .map(|d: &DriveConfig| d.device.host.clone())
+                .unwrap_or(crate::config::HostConfig {
+                    submit_overhead: Time::ZERO,
+                    complete_overhead: Time::ZERO,
+                }),
+        };
+        if !p.0.is_empty() {
+            return Err(ConfigError {
+                source: source.into(),
+                problems: p.0,
+            });
+        }
+        Ok(SystemConfig {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            host,
+            root_generation: self.root_complex.generation,
+            root_lanes: self.root_complex.lanes,
+            root_ports: self.root_complex.ports,
+            switches,
+            drives,
+        })
+    }
+}
+
+fn load_device(name: &str, dir: &Path) -> Result<Device, ConfigError> {
+    if crate::config::preset_text(name).is_some() {
+        return Device::preset(name);
+    }
+    let p = dir.join(name);
+    Device::load(&p.display().to_string())
+}
+
+/// Shipped system presets: (name, TOML text).
+pub const SYSTEM_PRESETS: &[(&str, &str)] = &[(
+    "seed002-4x-gen3-switch",
+    include_str!("../../presets/systems/seed002-4x-gen3-switch.toml"),
+)];
+
+/// Names of the system presets.
+pub fn system_preset_names() -> Vec<String> {
+    SYSTEM_PRESETS.iter().map(|(n, _)| n.to_string()).collect()
+}
+
+/// The TOML text of a system preset.
+pub fn system_preset_text(name: &str) -> Option<&'static str> {
+    SYSTEM_PRESETS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+}
+
+impl SystemConfig {
+    /// A system preset by name, or a system file.
+    pub fn load(name_or_path: &str) -> Result<SystemConfig, ConfigError> {
+        if let Some(t) = system_preset_text(name_or_path) {
+            let src = format!("system preset {name_or_path}");
+            return SystemFile::from_toml_str(t, &src)?.resolve(&src, Path::new("."));
+        }
+        let path = Path::new(name_or_path);
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            source: name_or_path.into(),
+            problems: vec![ConfigProblem {
+                key: "(file)".into(),
+                message: if path.extension().is_none() {
+                    format!(
+                        "cannot read ({e}); system presets: {}",
+                        system_preset_names().join(", ")
+                    )
+                } else {
+                    format!("cannot read: {e}")
+                },
+            }],
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        SystemFile::from_toml_str(&text, name_or_path)?.resolve(name_or_path, dir)
+    }
+
+    /// The one-drive system of a device: a root port and the drive.
+    pub fn single(device: Device) -> SystemConfig {
+        SystemConfig {
+            name: device.name.clone(),
+            description: device.description.clone(),
+            host: device.host.clone(),
+            root_generation: device.pcie.generation,
+            root_lanes: device.pcie.lanes,
+            root_ports: 1,
+            switches: Vec::new(),
+            drives: vec![DriveConfig {
+                name: "nvme0".into(),
+                link: device.pcie.clone(),
+                device,
+                attach: Parent::Root,
+            }],
+        }
+    }
+}

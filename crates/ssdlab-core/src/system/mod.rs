@@ -1,0 +1,406 @@
+//! The system: one host, its PCIe fabric and its drives around one event
+//! loop. The loop owns the event queue and the parts; it pops events in
+//! (time, sequence) order and hands each to the part it is for: drive events
+//! to the drive, host events to the host. A command crosses from the host to
+//! a drive as a [`Submission`] and back as [`Event::HostDone`]; data moves
+//! over the [`Fabric`].
+
+pub mod config;
+
+use crate::config::Device;
+use crate::device::firmware::Firmware;
+use crate::device::{check_memory, Drive, Precondition, Snapshot};
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::fabric::pcie::Link;
+use crate::fabric::Fabric;
+use crate::fabric::{PortSpec, SwitchSpec, Upper};
+use crate::host::DriveView;
+use crate::host::{Host, Submission};
+use crate::units::Time;
+use crate::workload::{Workload, WorkloadError};
+use config::{Parent, SystemConfig};
+use std::fmt;
+
+/// A simulation error.
+#[derive(Debug, Clone)]
+pub enum SimError {
+    /// Bad workload for this device.
+    Workload(WorkloadError),
+    /// The device cannot be simulated (e.g. too large for this machine's memory).
+    Device(String),
+    /// Commands were outstanding but nothing could make progress (a model bug).
+    Stalled(String),
+    /// Stopped by the caller.
+    Interrupted,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Workload(e) => write!(f, "{e}"),
+            SimError::Device(s) => write!(f, "{s}"),
+            SimError::Stalled(s) => write!(f, "simulation stalled: {s}"),
+            SimError::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Progress of a running simulation.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Simulated time.
+    pub sim_time: Time,
+    /// Host I/Os completed.
+    pub ios_done: u64,
+    /// Host I/Os expected in total, if known.
+    pub ios_total: Option<u64>,
+    /// Fraction done (0..1), if known.
+    pub fraction: Option<f64>,
+}
+
+/// A host, its fabric and its drives, ready to run.
+pub struct System {
+    q: EventQueue<Event>,
+    /// The host: jobs, queues, statistics.
+    pub host: Host,
+    /// The PCIe fabric.
+    pub fabric: Fabric,
+    /// The drives, in the order of the system file.
+    pub drives: Vec<Drive>,
+    /// Their names (`nvme0`, ...).
+    pub names: Vec<String>,
+    /// The system's name (the device's, for a one-drive system).
+    pub name: String,
+    /// Power of the switches (constant), watts.
+    pub switch_power_w: f64,
+    /// Built from a system file (reports then list drives and links).
+    pub multi: bool,
+    /// Events processed.
+    pub events: u64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl System {
+    /// One host and one drive `dev` behind a root port, for `workload`,
+    /// the drive preconditioned as asked.
+    pub fn new(
+        dev: Device,
+        workload: &Workload,
+        workload_file: &str,
+        seed: u64,
+        pre: Precondition,
+    ) -> Result<System, SimError> {
+        let mut s = System::from_config(
+            SystemConfig::single(dev),
+            workload,
+            workload_file,
+            seed,
+            pre,
+        )?;
+        s.multi = false;
+        Ok(s)
+    }
+
+    /// The system `cfg` for `workload`, every drive preconditioned as asked
+    /// (drive `i` with seed `seed + i`).
+    pub fn from_config(
+        cfg: SystemConfig,
+        workload: &Workload,
+        workload_file: &str,
+        seed: u64,
+        pre: Precondition,
+    ) -> Result<System, SimError> {
+        if cfg.drives.is_empty() {
+            return Err(SimError::Device(format!(
+                "system '{}' has no drives",
+                cfg.name
+            )));
+        }
+        for d in &cfg.drives {
+            check_memory(&d.device)?;
+        }
+        let total: u64 = cfg
+            .drives
+            .iter()
+            .map(|d| crate::device::memory_estimate(&d.device))
+            .sum();
+        if cfg.drives.len() > 1 {
+            if let Some(avail) = crate::device::available_memory() {
+                if total > avail {
+                    return Err(SimError::Device(format!(
+                        "system '{}' needs about {:.1} GiB for its drives' mapping tables but only {:.1} GiB of memory is available",
+                        cfg.name,
+                        total as f64 / (1u64 << 30) as f64,
+                        avail as f64 / (1u64 << 30) as f64
+                    )));
+                }
+            }
+        }
+        let views: Vec<DriveView<'_>> = cfg
+            .drives
+            .iter()
+            .map(|d| DriveView {
+                name: &d.name,
+                dev: &d.device,
+            })
+            .collect();
+        let (host, classes) = Host::new(&cfg.host, &views, workload, workload_file, seed)?;
+        // Flushes wait for the buffer only if it is volatile; only workloads
+        // that can flush (fsync, end_fsync, or a trace) need the counters.
+        let may_flush = workload.trace.is_some()
+            || workload
+                .jobs
+                .iter()
+                .any(|j| j.fsync > 0 || j.end_fsync || j.read_iolog.is_some());
+        let one = cfg.switches.is_empty() && cfg.drives.len() == 1;
+        let fabric = if one {
+            Fabric::single(&cfg.drives[0].link)
+        } else {
+            let up = |p: Parent| match p {
+                Parent::Root => Upper::Root,
+                Parent::Switch(j) => Upper::Switch(j),
+            };
+            let sw: Vec<SwitchSpec<'_>> = cfg
+                .switches
+                .iter()
+                .map(|s| SwitchSpec {
+                    name: &s.name,
+                    upstream: up(s.upstream),
+                    uplink: &s.uplink,
+                    latency: s.latency,
+                })
+                .collect();
+            let ports: Vec<PortSpec<'_>> = cfg
+                .drives
+                .iter()
+                .map(|d| PortSpec {
+                    name: &d.name,
+                    attach: up(d.attach),
+                    link: &d.link,
+                })
+                .collect();
+            Fabric::build(&sw, &ports)
+        };
+        let names: Vec<String> = cfg.drives.iter().map(|d| d.name.clone()).collect();
+        let switch_power_w = cfg.switches.iter().map(|s| s.power_w).sum();
+        let mut drives = Vec::with_capacity(cfg.drives.len());
+        for (i, d) in cfg.drives.into_iter().enumerate() {
+            drives.push(Drive::new(
+                d.device,
+                seed.wrapping_add(i as u64),
+                pre,
+                &classes[i],
+                i,
+                may_flush,
+            )?);
+        }
+        let mut s = System {
+            q: EventQueue::new(),
+            host,
+            fabric,
+            drives,
+            names,
+            name: cfg.name,
+            switch_power_w,
+            multi: true,
+            events: 0,
+            seed,
+        };
+        for d in &mut s.drives {
+            d.ramp_snapshot = d.snapshot(Time::ZERO, &s.fabric);
+        }
+        s.host.schedule_delayed_starts(&mut s.q);
+        Ok(s)
+    }
+
+    /// Keep fio-style statistics per job clone (one per host queue).
+    pub fn enable_job_stats(&mut self, w: &Workload) {
+        self.host.enable_job_stats(w);
+    }
+
+    /// Sample throughput and latency every `interval` of simulated time.
+    pub fn sample_every(&mut self, interval: Time) {
+        self.host.sample_every(interval);
+    }
+
+    /// Start of the measured window.
+    pub fn ramp_end(&self) -> Time {
+        self.host.ramp_end()
+    }
+
+    /// The first drive (the drive of a one-drive system).
+    pub fn drive(&self) -> &Drive {
+        &self.drives[0]
+    }
+
+    /// The first drive's firmware pipeline (stages, cores, accelerators).
+    pub fn firmware(&self) -> &Firmware {
+        self.drives[0].firmware()
+    }
+
+    /// The PCIe link drive `i` attaches with.
+    pub fn link_of(&self, i: usize) -> &Link {
+        self.fabric.link(self.drives[i].port)
+    }
+
+    /// The first drive's PCIe link.
+    pub fn link(&self) -> &Link {
+        self.link_of(0)
+    }
+
+    /// Drive `i`'s counters now.
+    pub fn snapshot_of(&self, i: usize) -> Snapshot {
+        self.drives[i].snapshot(self.q.now(), &self.fabric)
+    }
+
+    /// The first drive's counters now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_of(0)
+    }
+
+    /// Drive `i`'s cumulative energy per component at `t` (zeros without a power model).
+    pub fn energy_of(&self, i: usize, t: Time) -> [f64; 8] {
+        self.drives[i].energy_at(t, &self.fabric)
+    }
+
+    /// The first drive's cumulative energy per component at `t`.
+    pub fn energy_at(&self, t: Time) -> [f64; 8] {
+        self.energy_of(0, t)
+    }
+
+    /// Host I/Os completed (all, including the ramp).
+    pub fn ios_done(&self) -> u64 {
+        self.host.ios_done
+    }
+
+    /// Run to completion, calling `progress` now and then; `stop` is polled
+    /// at the same points and ends the run with [`SimError::Interrupted`].
+    pub fn run(
+        &mut self,
+        progress: &mut dyn FnMut(Progress),
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), SimError> {
+        for q in 0..self.host.queues.len() as u32 {
+            self.start_queue(q, Time::ZERO)?;
+        }
+        if self.host.ramp_end > Time::ZERO {
+            self.q.at(self.host.ramp_end, Event::RampEnd);
+        }
+        let mut tick: u32 = 0;
+        while self.host.outstanding > 0 || self.host.active > 0 {
+            let Some((now, ev)) = self.q.pop() else {
+                return Err(SimError::Stalled(format!(
+                    "{} commands outstanding, {} waiting for write-buffer space, {} flash transactions in flight, no events pending",
+                    self.host.outstanding,
+                    self.drives.iter().map(|d| d.waiting_for_buffer()).sum::<usize>(),
+                    self.drives.iter().map(|d| d.flash.outstanding()).sum::<usize>()
+                )));
+            };
+            self.events += 1;
+            for d in &mut self.drives {
+                if now >= d.next_mark && d.ledger.is_some() {
+                    d.power_mark(now, &self.fabric);
+                }
+            }
+            self.dispatch(now, ev);
+            if let Some(e) = self.host.failure.take() {
+                return Err(e);
+            }
+            tick = tick.wrapping_add(1);
+            if tick & 0xffff == 0 {
+                if stop() {
+                    return Err(SimError::Interrupted);
+                }
+                progress(self.progress());
+            }
+        }
+        // A failure raised while starting the queues (e.g. a trace whose
+        // first record is bad) may leave nothing to run: report it.
+        if let Some(e) = self.host.failure.take() {
+            return Err(e);
+        }
+        progress(self.progress());
+        Ok(())
+    }
+
+    fn progress(&self) -> Progress {
+        let now = self.q.now();
+        let h = &self.host;
+        let fraction = match (h.ios_total, h.deadline) {
+            (Some(t), _) if t > 0 => Some((h.ios_done as f64 / t as f64).min(1.0)),
+            (_, Some(d)) if d > Time::ZERO => Some((now.as_secs_f64() / d.as_secs_f64()).min(1.0)),
+            _ => None,
+        };
+        Progress {
+            sim_time: now,
+            ios_done: h.ios_done,
+            ios_total: h.ios_total,
+            fraction,
+        }
+    }
+
+    fn start_queue(&mut self, q: u32, at: Time) -> Result<(), SimError> {
+        let mut submit = submitter(&mut self.drives, &mut self.fabric);
+        self.host.start_queue(q, at, &mut self.q, &mut submit)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: Time, ev: Event) {
+        match ev {
+            Event::Doorbell { d, .. }
+            | Event::FetchFree { d }
+            | Event::Fetched { d, .. }
+            | Event::FrontDone { d, .. }
+            | Event::Flash { d, .. }
+            | Event::ReadDma { d, .. }
+            | Event::WriteIn { d, .. } => {
+                self.drives[d as usize].on_event(now, ev, &mut self.q, &mut self.fabric)
+            }
+            Event::HostDone { d, cmd } => {
+                self.drives[d as usize].completed(cmd);
+                {
+                    let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                    self.host.complete(now, cmd, &mut self.q, &mut submit);
+                }
+                self.drives[d as usize].after_completion(now, &mut self.q);
+            }
+            Event::TraceArrival { q } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                if let Err(e) = self.host.trace_arrival(now, q, &mut self.q, &mut submit) {
+                    self.host.failure = Some(e);
+                }
+            }
+            Event::HostWake { q } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.wake(q, now, &mut self.q, &mut submit)
+            }
+            Event::ThinkEnd { q } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.think_end(q, now, &mut self.q, &mut submit)
+            }
+            Event::JobStart { job } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host
+                    .start_job(job as usize, now, &mut self.q, &mut submit)
+            }
+            Event::RampEnd => {
+                for d in &mut self.drives {
+                    d.mark_ramp(now, &self.fabric);
+                }
+            }
+        }
+    }
+}
+
+/// How the host hands a command to the drive it names.
+#[inline]
+fn submitter<'a>(
+    drives: &'a mut [Drive],
+    fabric: &'a mut Fabric,
+) -> impl FnMut(&mut EventQueue<Event>, Submission) + 'a {
+    move |eq, sub| drives[sub.d as usize].submit(sub, eq, fabric)
+}
