@@ -51,6 +51,8 @@ enum Pre {
 }
 
 #[derive(Subcommand)]
+// One command is parsed per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Cmd {
     /// Design-space sweep from SPEC.toml, written as CSV/Parquet (Python package).
     #[command(disable_help_flag = true, display_order = 100)]
@@ -69,6 +71,9 @@ enum Cmd {
         /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Simulate a whole system instead: host, PCIe switches and several drives (system preset or file; see `ssdlab systems`).
+        #[arg(long, value_name = "NAME|PATH")]
+        system: Option<String>,
         /// fio job file (default: built-in 4 KiB random read, QD32, 1M I/Os).
         #[arg(long)]
         job: Option<PathBuf>,
@@ -104,7 +109,12 @@ enum Cmd {
         #[command(subcommand)]
         sub: Option<DevicesCmd>,
     },
-    /// Check a device TOML file and report every problem.
+    /// List system presets (host, PCIe fabric, drives), or show one resolved.
+    Systems {
+        #[command(subcommand)]
+        sub: Option<SystemsCmd>,
+    },
+    /// Check a device or system TOML file and report every problem.
     Check {
         /// Device TOML file.
         path: PathBuf,
@@ -271,6 +281,15 @@ fn trace_spec(a: &TraceArgs) -> Result<Option<(ssdlab_core::workload::TraceSpec,
 }
 
 #[derive(Subcommand)]
+enum SystemsCmd {
+    /// Print one system: its topology, every link as trained, and its drives.
+    Show {
+        /// System preset name or TOML path.
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
 enum DevicesCmd {
     /// Print one device with every default filled in, plus derived figures.
     Show {
@@ -327,6 +346,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         Cmd::Run {
             device,
             set,
+            system,
             job,
             seed,
             precondition,
@@ -336,7 +356,20 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             trace,
             sample_interval,
         } => {
-            let dev = load_device(&device, &set)?;
+            let system = match &system {
+                None => None,
+                Some(_) if !set.is_empty() => {
+                    return Err("--set changes a device; with --system, edit the drive's device file (or give it one that extends a preset)".into())
+                }
+                Some(s) => Some(
+                    ssdlab_core::system::config::SystemConfig::load(s)
+                        .map_err(|e| e.to_string())?,
+                ),
+            };
+            let dev = match &system {
+                Some(s) => s.drives[0].device.clone(),
+                None => load_device(&device, &set)?,
+            };
             let (workload, name) = match (trace_spec(&trace)?, &job) {
                 (Some((ts, desc)), None) => (
                     Workload {
@@ -377,26 +410,26 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             let (pb, t0) =
                 progress_bar(quiet || !std::io::IsTerminal::is_terminal(&std::io::stderr()));
             let mut shown = false;
-            let (report, jobs) = simulate_with_jobs(
-                &spec,
-                &mut |p| {
-                    if !shown && t0.elapsed() > Duration::from_secs(2) {
-                        shown = true;
-                        pb.enable_steady_tick(Duration::from_millis(200));
+            let mut on_progress = |p: ssdlab_core::Progress| {
+                if !shown && t0.elapsed() > Duration::from_secs(2) {
+                    shown = true;
+                    pb.enable_steady_tick(Duration::from_millis(200));
+                }
+                if shown {
+                    if let Some(f) = p.fraction {
+                        pb.set_position((f * 1000.0) as u64);
                     }
-                    if shown {
-                        if let Some(f) = p.fraction {
-                            pb.set_position((f * 1000.0) as u64);
-                        }
-                        pb.set_message(format!(
-                            "{} I/Os, {:.3} ms simulated",
-                            p.ios_done,
-                            p.sim_time.as_secs_f64() * 1e3
-                        ));
-                    }
-                },
-                &|| false,
-            )
+                    pb.set_message(format!(
+                        "{} I/Os, {:.3} ms simulated",
+                        p.ios_done,
+                        p.sim_time.as_secs_f64() * 1e3
+                    ));
+                }
+            };
+            let (report, jobs) = match system {
+                Some(sys) => ssdlab_core::simulate_system(sys, &spec, &mut on_progress, &|| false),
+                None => simulate_with_jobs(&spec, &mut on_progress, &|| false),
+            }
             .map_err(|e| e.to_string())?;
             pb.finish_and_clear();
             let jobs = jobs.unwrap_or_default();
@@ -476,6 +509,39 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Systems { sub: None } => {
+            for name in ssdlab_core::system::config::system_preset_names() {
+                let s = ssdlab_core::system::config::SystemConfig::load(&name)
+                    .map_err(|e| e.to_string())?;
+                println!("{name:<28} {}", s.description);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Systems {
+            sub: Some(SystemsCmd::Show { name }),
+        } => {
+            let s = ssdlab_core::system::config::SystemConfig::load(&name)
+                .map_err(|e| e.to_string())?;
+            print!("{}", show_system(&s));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { path, set } if is_system_file(&path) => {
+            if !set.is_empty() {
+                return Err("--set changes a device file; this is a system file".into());
+            }
+            let s = ssdlab_core::system::config::SystemConfig::load(&path.display().to_string())
+                .map_err(|e| e.to_string())?;
+            println!(
+                "{}: ok (system {}, {} drive{}, {} switch{})",
+                path.display(),
+                s.name,
+                s.drives.len(),
+                if s.drives.len() == 1 { "" } else { "s" },
+                s.switches.len(),
+                if s.switches.len() == 1 { "" } else { "es" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::Check { path, set } => {
             let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
             let (text, src) =
@@ -532,6 +598,72 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A TOML file with `[[drive]]` tables is a system file.
+fn is_system_file(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+        .is_some_and(|t| t.contains_key("drive") || t.contains_key("root_complex"))
+}
+
+/// `ssdlab systems show`: the topology as trained.
+fn show_system(s: &ssdlab_core::system::config::SystemConfig) -> String {
+    use ssdlab_core::pcie::Link;
+    use ssdlab_core::system::config::Parent;
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let name = |p: Parent| match p {
+        Parent::Root => "root".to_string(),
+        Parent::Switch(j) => s.switches[j].name.clone(),
+    };
+    let _ = writeln!(o, "system {}: {}", s.name, s.description);
+    let _ = writeln!(
+        o,
+        "root complex: Gen{} x{} per port, {} port{}",
+        s.root_generation,
+        s.root_lanes,
+        s.root_ports,
+        if s.root_ports == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(
+        o,
+        "host: submit {} / complete {} per I/O",
+        s.host.submit_overhead, s.host.complete_overhead
+    );
+    for sw in &s.switches {
+        let l = Link::new(&sw.uplink);
+        let _ = writeln!(
+            o,
+            "switch {}: upstream {} over Gen{} x{} ({:.2} GB/s payload per direction); {} downstream ports Gen{} up to x{}; {} port to port; {} W",
+            sw.name,
+            name(sw.upstream),
+            sw.uplink.generation,
+            sw.uplink.lanes,
+            l.effective_bandwidth().0 / 1e9,
+            sw.ports,
+            sw.downstream_generation,
+            sw.downstream_lanes,
+            sw.latency,
+            sw.power_w
+        );
+    }
+    for d in &s.drives {
+        let l = Link::new(&d.link);
+        let _ = writeln!(
+            o,
+            "drive {}: {} ({:.1} GB exported) on {} over Gen{} x{} ({:.2} GB/s payload per direction)",
+            d.name,
+            d.device.name,
+            d.device.capacity_bytes() as f64 / 1e9,
+            name(d.attach),
+            d.link.generation,
+            d.link.lanes,
+            l.effective_bandwidth().0 / 1e9
+        );
+    }
+    o
 }
 
 /// A preset or device file with `--set` overrides applied.

@@ -246,3 +246,129 @@ mod tests {
         );
     }
 }
+
+/// A server whose work can be booked ahead, in any order: each booking takes
+/// idle time from its ready time on, filling the holes earlier bookings left
+/// (a reservation calendar, fluid at the booking's granularity). Used for links several drives share (switch
+/// uplinks), where cut-through transfers are booked ahead of when they run
+/// and a FIFO's single "busy until" would push one drive's whole backlog in
+/// front of another's: here the second drive's transfers fill the holes the
+/// first one's leave, as a switch's arbiter interleaves them.
+///
+/// Busy stretches that ended more than [`Calendar::HORIZON`] before the
+/// latest ready time seen are forgotten, so memory stays bounded; a booking
+/// that far in the past (none is made today) would see them as idle.
+#[derive(Debug, Clone, Default)]
+pub struct Calendar {
+    /// Busy stretches: start ps -> end ps, non-overlapping, adjacent ones merged.
+    busy: std::collections::BTreeMap<u64, u64>,
+    total: Time,
+    latest: u64,
+    bookings: u32,
+}
+
+impl Calendar {
+    /// How far back busy stretches are kept (ps): 1 ms of simulated time.
+    pub const HORIZON: u64 = 1_000_000_000;
+
+    /// Book `service` of work ready at `at`: it takes the idle time from
+    /// `at` on, hole by hole, until it has had `service` of it (an arbiter
+    /// interleaving its TLPs with the work already booked); returns (first
+    /// start, last end).
+    pub fn reserve(&mut self, at: Time, service: Time) -> (Time, Time) {
+        self.total += service;
+        let mut need = service.0;
+        if need == 0 {
+            return (at, at);
+        }
+        let mut s = at.0;
+        let mut first = None;
+        let end = loop {
+            if let Some((_, &e)) = self.busy.range(..=s).next_back() {
+                if e > s {
+                    s = e;
+                }
+            }
+            let next = self
+                .busy
+                .range(s + 1..)
+                .next()
+                .map_or(u64::MAX, |(&st, _)| st);
+            let take = need.min(next - s);
+            self.insert(s, s + take);
+            first.get_or_insert(s);
+            need -= take;
+            if need == 0 {
+                break s + take;
+            }
+            s = next;
+        };
+        self.latest = self.latest.max(at.0);
+        self.bookings = self.bookings.wrapping_add(1);
+        if self.bookings.is_multiple_of(1024) {
+            let floor = self.latest.saturating_sub(Self::HORIZON);
+            while let Some((&st, &e)) = self.busy.iter().next() {
+                if e < floor {
+                    self.busy.remove(&st);
+                } else {
+                    break;
+                }
+            }
+        }
+        (Time(first.unwrap_or(at.0)), Time(end))
+    }
+
+    /// Mark [start, end) busy (idle before), merging with adjacent stretches.
+    fn insert(&mut self, start: u64, end: u64) {
+        let mut a = start;
+        let mut b = end;
+        if let Some((&ps, &pe)) = self.busy.range(..=start).next_back() {
+            if pe == start {
+                a = ps;
+            }
+        }
+        if let Some(ne) = self.busy.remove(&end) {
+            b = ne;
+        }
+        self.busy.insert(a, b);
+    }
+
+    /// Total busy time booked so far.
+    pub fn busy(&self) -> Time {
+        self.total
+    }
+
+    /// Busy time that has run by `t`: the booked total less what lies after `t`.
+    pub fn busy_by(&self, t: Time) -> Time {
+        let ahead: u64 = self
+            .busy
+            .range(..)
+            .rev()
+            .take_while(|(_, &e)| e > t.0)
+            .map(|(&s, &e)| e - s.max(t.0))
+            .sum();
+        self.total.saturating_sub(Time(ahead))
+    }
+}
+
+#[cfg(test)]
+mod calendar_tests {
+    use super::*;
+
+    #[test]
+    fn bookings_fill_the_holes_left_ahead() {
+        let mut c = Calendar::default();
+        let ns = Time::ns;
+        assert_eq!(c.reserve(ns(10), ns(5)), (ns(10), ns(15)));
+        assert_eq!(c.reserve(ns(30), ns(5)), (ns(30), ns(35)));
+        // Fits in [15, 30): placed at its ready time 20.
+        assert_eq!(c.reserve(ns(20), ns(5)), (ns(20), ns(25)));
+        // Longer than the hole [25, 30): 5 ns there, 3 ns after 35.
+        assert_eq!(c.reserve(ns(24), ns(8)), (ns(25), ns(38)));
+        // Ready before anything: the front hole [0, 10), then 2 ns of [15, 20).
+        assert_eq!(c.reserve(ns(0), ns(12)), (ns(0), ns(17)));
+        assert_eq!(c.busy(), ns(35));
+        assert_eq!(c.busy_by(ns(1000)), ns(35));
+        assert_eq!(c.busy_by(ns(36)), ns(33));
+    }
+}

@@ -96,6 +96,29 @@ pub fn simulate_with_jobs(
     Ok((r, drive.host.job_stats.take()))
 }
 
+/// Run `spec`'s workload on the system `system` (several drives behind a
+/// fabric; `spec.device` is not used); also per-job statistics when
+/// `spec.job_stats`.
+pub fn simulate_system(
+    system: system::config::SystemConfig,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<(Report, Option<Vec<fio_output::JobStats>>), SimError> {
+    let mut sys = System::from_config(
+        system,
+        &spec.workload,
+        &spec.workload_name,
+        spec.seed,
+        spec.precondition,
+    )?;
+    if spec.job_stats {
+        sys.enable_job_stats(&spec.workload);
+    }
+    let r = run_drive(&mut sys, spec, progress, stop)?;
+    Ok((r, sys.host.job_stats.take()))
+}
+
 /// Run one simulation to completion.
 pub fn simulate(
     spec: &RunSpec,

@@ -10,6 +10,7 @@ use crate::system::System;
 use crate::units::Time;
 use crate::workload::IgnoredOption;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Report schema identifier.
@@ -193,6 +194,37 @@ pub struct Report {
     /// Energy per byte transferred (J).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_per_byte_j: Option<f64>,
+    /// Systems of several drives: each drive's own report, by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub drives: BTreeMap<String, Report>,
+    /// Systems of several drives: every PCIe link.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkReport>,
+}
+
+/// One PCIe link of a system.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct LinkReport {
+    /// Name (a drive's, or `<switch>-up`).
+    pub name: String,
+    /// Endpoint towards the root.
+    pub upper: String,
+    /// Endpoint away from the root.
+    pub lower: String,
+    /// Trained generation.
+    pub generation: u32,
+    /// Trained width.
+    pub lanes: u32,
+    /// Payload bandwidth per direction for large transfers (bytes/s).
+    pub payload_bw_bytes_per_s: f64,
+    /// Busy share towards the root over the measured window.
+    pub util_up: f64,
+    /// Busy share away from the root.
+    pub util_down: f64,
+    /// Payload bytes carried towards the root (whole run).
+    pub bytes_up: u64,
+    /// Payload bytes carried away from the root (whole run).
+    pub bytes_down: u64,
 }
 
 /// Per-interval series over the measured window (parallel arrays).
@@ -315,11 +347,39 @@ impl Report {
         ignored: &[IgnoredOption],
         wall_s: f64,
     ) -> Report {
+        let h = &d.host;
+        if !d.multi {
+            return Report::for_drive(
+                d,
+                0,
+                [&h.read, &h.write, &h.trim, &h.flush],
+                h.last_completion,
+                workload,
+                ignored,
+                wall_s,
+            );
+        }
+        Report::aggregate(d, workload, ignored, wall_s)
+    }
+
+    /// The report of drive `i` with the host statistics `stats` (read,
+    /// write, trim, flush) over the measured window ending at `last`.
+    #[allow(clippy::too_many_arguments)]
+    fn for_drive(
+        d: &System,
+        i: usize,
+        stats: [&crate::stats::DirStats; 4],
+        last: Time,
+        workload: &str,
+        ignored: &[IgnoredOption],
+        wall_s: f64,
+    ) -> Report {
         let start = d.ramp_end();
-        let end = d.host.last_completion.max(start);
+        let end = last.max(start);
         let secs = (end - start).as_secs_f64();
-        let now: Snapshot = d.snapshot();
-        let base = &d.drive().ramp_snapshot;
+        let now: Snapshot = d.snapshot_of(i);
+        let drive = &d.drives[i];
+        let base = &drive.ramp_snapshot;
         let host = now.ftl.host_slots - base.ftl.host_slots;
         let prog = now.ftl.programmed_slots - base.ftl.programmed_slots;
         let waf = if host == 0 {
@@ -339,7 +399,7 @@ impl Report {
         );
         let mut cores = std::collections::BTreeMap::new();
         let mut accelerators = std::collections::BTreeMap::new();
-        if let Some(c) = &d.firmware().compute {
+        if let Some(c) = &drive.firmware().compute {
             // Busy time over the measured window: after the ramp snapshot.
             let measured = |now: &[Time], base: &[Time], i: usize| {
                 now[i] - base.get(i).copied().unwrap_or(Time::ZERO)
@@ -370,7 +430,7 @@ impl Report {
         // The fixed-time stage skeleton; with a compute model the stages run
         // on its cores and accelerators (reported above), so none are listed.
         let mut firmware = std::collections::BTreeMap::new();
-        if d.firmware().compute.is_none() {
+        if drive.firmware().compute.is_none() {
             for (i, name) in crate::firmware::STAGE_NAMES.iter().enumerate() {
                 firmware.insert(
                     name.to_string(),
@@ -378,8 +438,8 @@ impl Report {
                 );
             }
         }
-        let dev = &d.drive().dev;
-        let (pm, pdw, pwaf) = d.drive().precondition_info;
+        let dev = &drive.dev;
+        let (pm, pdw, pwaf) = drive.precondition_info;
         Report {
             schema: SCHEMA.into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -388,7 +448,7 @@ impl Report {
                 name: dev.name.clone(),
                 capacity_bytes: dev.capacity_bytes(),
                 raw_bytes: dev.nand.raw_bytes(),
-                pcie_bw_bytes_per_s: d.link().effective_bandwidth().0,
+                pcie_bw_bytes_per_s: d.link_of(i).effective_bandwidth().0,
                 extends: dev.origin.extends.clone(),
                 overrides: dev.origin.overrides.clone(),
             },
@@ -406,10 +466,10 @@ impl Report {
                 0.0
             },
             events: d.events,
-            read: dir(&d.host.read, secs),
-            write: dir(&d.host.write, secs),
-            trim: dir(&d.host.trim, secs),
-            flush: dir(&d.host.flush, secs),
+            read: dir(stats[0], secs),
+            write: dir(stats[1], secs),
+            trim: dir(stats[2], secs),
+            flush: dir(stats[3], secs),
             waf: if waf.is_finite() { waf } else { 0.0 },
             gc: Gc {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
@@ -446,16 +506,18 @@ impl Report {
             energy_j: None,
             energy_per_io_j: None,
             energy_per_byte_j: None,
+            drives: BTreeMap::new(),
+            links: Vec::new(),
         }
-        .with_power(d, start, end)
+        .with_power(d, i, start, end)
     }
 
-    fn with_power(mut self, d: &System, start: Time, end: Time) -> Report {
-        let Some(ledger) = &d.drive().ledger else {
+    fn with_power(mut self, d: &System, i: usize, start: Time, end: Time) -> Report {
+        let Some(ledger) = &d.drives[i].ledger else {
             return self;
         };
-        let s = d.drive().ramp_energy.unwrap_or((start, [0.0; 8]));
-        let e = (end, d.energy_at(end));
+        let s = d.drives[i].ramp_energy.unwrap_or((start, [0.0; 8]));
+        let e = (end, d.energy_of(i, end));
         let p = crate::power::PowerReport::build(ledger, s, e);
         let energy = e.1[7] - s.1[7];
         let ios = self.read.ios + self.write.ios;
@@ -469,6 +531,197 @@ impl Report {
         });
         self.power = Some(p);
         self
+    }
+
+    /// A system of several drives: the host's statistics over every drive
+    /// at the top, device counters summed (utilisation averaged over the
+    /// drives, maxima over all), power summed with the switches', and one
+    /// full report per drive under `drives` plus per-link figures under `links`.
+    fn aggregate(d: &System, workload: &str, ignored: &[IgnoredOption], wall_s: f64) -> Report {
+        let h = &d.host;
+        let start = d.ramp_end();
+        let end = h.last_completion.max(start);
+        let secs = (end - start).as_secs_f64();
+        let per: Vec<Report> = (0..d.drives.len())
+            .map(|i| {
+                let st = &h.per_drive[i];
+                let mut r = Report::for_drive(
+                    d,
+                    i,
+                    [&st[0], &st[1], &st[2], &st[3]],
+                    end,
+                    workload,
+                    ignored,
+                    wall_s,
+                );
+                r.ignored_options.clear();
+                r.events = 0;
+                r.wall_time_s = 0.0;
+                r.sim_ios_per_wall_s = 0.0;
+                r
+            })
+            .collect();
+        let n = per.len() as f64;
+        let sum = |f: &dyn Fn(&Report) -> f64| per.iter().map(f).sum::<f64>();
+        let max = |f: &dyn Fn(&Report) -> f64| per.iter().map(f).fold(0.0, f64::max);
+        let (mut host_units, mut prog_units) = (0u64, 0u64);
+        for (i, dr) in d.drives.iter().enumerate() {
+            let now = d.snapshot_of(i);
+            host_units += now.ftl.host_slots - dr.ramp_snapshot.ftl.host_slots;
+            prog_units += now.ftl.programmed_slots - dr.ramp_snapshot.ftl.programmed_slots;
+        }
+        let waf = if host_units == 0 {
+            if prog_units == 0 {
+                1.0
+            } else {
+                0.0
+            }
+        } else {
+            prog_units as f64 / host_units as f64
+        };
+        let links = d
+            .fabric
+            .links()
+            .map(|(info, l)| {
+                let (up, down) = l.busy();
+                let (bu, bd) = l.bytes();
+                let u = |b: Time| {
+                    if secs > 0.0 {
+                        (b.as_secs_f64() / secs).min(1.0)
+                    } else {
+                        0.0
+                    }
+                };
+                LinkReport {
+                    name: info.name.clone(),
+                    upper: info.upper.clone(),
+                    lower: info.lower.clone(),
+                    generation: l.config().generation,
+                    lanes: l.config().lanes,
+                    payload_bw_bytes_per_s: l.effective_bandwidth().0,
+                    util_up: u(up),
+                    util_down: u(down),
+                    bytes_up: bu,
+                    bytes_down: bd,
+                }
+            })
+            .collect();
+        let mut r = Report {
+            schema: SCHEMA.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            seed: d.seed,
+            device: DeviceInfo {
+                name: d.name.clone(),
+                capacity_bytes: per.iter().map(|p| p.device.capacity_bytes).sum(),
+                raw_bytes: per.iter().map(|p| p.device.raw_bytes).sum(),
+                pcie_bw_bytes_per_s: sum(&|p| p.device.pcie_bw_bytes_per_s),
+                extends: Vec::new(),
+                overrides: Vec::new(),
+            },
+            workload: workload.into(),
+            precondition: PreconditionInfo {
+                mode: per[0].precondition.mode.clone(),
+                drive_writes: sum(&|p| p.precondition.drive_writes) / n,
+                waf: sum(&|p| p.precondition.waf) / n,
+            },
+            sim_time_ns: secs * 1e9,
+            wall_time_s: wall_s,
+            sim_ios_per_wall_s: if wall_s > 0.0 {
+                h.ios_done as f64 / wall_s
+            } else {
+                0.0
+            },
+            events: d.events,
+            read: dir(&h.read, secs),
+            write: dir(&h.write, secs),
+            trim: dir(&h.trim, secs),
+            flush: dir(&h.flush, secs),
+            waf,
+            gc: Gc {
+                runs: per.iter().map(|p| p.gc.runs).sum(),
+                pages_moved: per.iter().map(|p| p.gc.pages_moved).sum(),
+                blocks_erased: per.iter().map(|p| p.gc.blocks_erased).sum(),
+            },
+            flash: Flash {
+                reads: per.iter().map(|p| p.flash.reads).sum(),
+                programs: per.iter().map(|p| p.flash.programs).sum(),
+                erases: per.iter().map(|p| p.flash.erases).sum(),
+                suspends: per.iter().map(|p| p.flash.suspends).sum(),
+            },
+            utilisation: Utilisation {
+                channel_mean: sum(&|p| p.utilisation.channel_mean) / n,
+                channel_max: max(&|p| p.utilisation.channel_max),
+                die_mean: sum(&|p| p.utilisation.die_mean) / n,
+                die_max: max(&|p| p.utilisation.die_max),
+                pcie_up: sum(&|p| p.utilisation.pcie_up) / n,
+                pcie_down: sum(&|p| p.utilisation.pcie_down) / n,
+                dram: sum(&|p| p.utilisation.dram) / n,
+                ..Utilisation::default()
+            },
+            ignored_options: ignored
+                .iter()
+                .filter(|i| i.option != "filename")
+                .map(|i| IgnoredOptionOut {
+                    option: i.option.clone(),
+                    reason: i.reason.clone(),
+                })
+                .collect(),
+            timeseries: h.sampler.as_ref().map(TimeSeries::from_sampler),
+            power: None,
+            energy_j: None,
+            energy_per_io_j: None,
+            energy_per_byte_j: None,
+            drives: BTreeMap::new(),
+            links,
+        };
+        // Power: each drive's ledger, plus the switches' constant draw.
+        if per.iter().any(|p| p.power.is_some()) {
+            let mut p = crate::power::PowerReport::default();
+            let mut energy = 0.0;
+            for q in &per {
+                if let Some(qp) = &q.power {
+                    p.avg_w += qp.avg_w;
+                    p.peak_w += qp.peak_w;
+                    p.window_ns = qp.window_ns;
+                    for (k, c) in &qp.components {
+                        let e = p.components.entry(k.clone()).or_default();
+                        e.avg_w += c.avg_w;
+                        e.energy_j += c.energy_j;
+                        e.peak_w += c.peak_w;
+                    }
+                }
+                energy += q.energy_j.unwrap_or(0.0);
+            }
+            let sw = d.switch_power_w;
+            if sw > 0.0 {
+                p.avg_w += sw;
+                p.peak_w += sw;
+                p.components.insert(
+                    "switches".into(),
+                    crate::power::ComponentPower {
+                        avg_w: sw,
+                        energy_j: sw * secs,
+                        peak_w: sw,
+                    },
+                );
+                energy += sw * secs;
+            }
+            p.budget_ok = per
+                .iter()
+                .all(|q| q.power.as_ref().is_none_or(|x| x.budget_ok));
+            let ios = r.read.ios + r.write.ios;
+            let bytes = r.read.bytes + r.write.bytes;
+            r.energy_j = Some(energy);
+            r.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
+            r.energy_per_byte_j = Some(if bytes > 0 {
+                energy / bytes as f64
+            } else {
+                0.0
+            });
+            r.power = Some(p);
+        }
+        r.drives = d.names.iter().cloned().zip(per).collect();
+        r
     }
 
     /// JSON text.
@@ -590,6 +843,42 @@ impl Report {
                         limit * 1e3
                     );
                 }
+            }
+        }
+        for (name, d) in &self.drives {
+            let _ = writeln!(
+                s,
+                "-- drive {name}: {} ({:.1} GB exported) --",
+                d.device.name,
+                d.device.capacity_bytes as f64 / 1e9
+            );
+            // The drive's block without the run-wide header lines.
+            let text = d.to_text();
+            for line in text
+                .lines()
+                .skip_while(|l| !l.starts_with("measured:"))
+                .skip(1)
+            {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+        if !self.links.is_empty() {
+            let _ = writeln!(s, "links (PCIe):");
+            for l in &self.links {
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {:>6} <-> {:<8} Gen{} x{:<2} {:>6.2} GB/s  up {:>5.1}%  down {:>5.1}%  {:.3} GB up, {:.3} GB down",
+                    l.name,
+                    l.upper,
+                    l.lower,
+                    l.generation,
+                    l.lanes,
+                    l.payload_bw_bytes_per_s / 1e9,
+                    l.util_up * 100.0,
+                    l.util_down * 100.0,
+                    l.bytes_up as f64 / 1e9,
+                    l.bytes_down as f64 / 1e9
+                );
             }
         }
         if !self.ignored_options.is_empty() {

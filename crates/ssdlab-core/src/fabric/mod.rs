@@ -7,9 +7,14 @@
 //! the direction it flows, cut-through: the next hop starts one link latency
 //! plus the switch's port-to-port latency after this hop starts, and cannot
 //! end before this hop's end plus those latencies (so a slow hop paces the
-//! whole transfer). Links serve in booking order (FIFO per direction), so
-//! transfers of several drives through one uplink share it in the order they
-//! are issued; ingress buffers and flow-control credits are not modelled.
+//! whole transfer). A drive's own link serves in booking order (FIFO per
+//! direction). A switch's uplink carries several drives' transfers, booked
+//! ahead of when they run (cut-through): it keeps a calendar per direction
+//! ([`crate::engine::Calendar`]), so each transfer takes idle time from when
+//! it reaches the switch on, filling the holes earlier bookings left, as the
+//! switch's arbiter interleaves TLPs of its downstream ports; one drive's
+//! backlog does not push another's behind it. Ingress
+//! buffers and flow-control credits are not modelled.
 //!
 //! A path of one link (the one-drive system) is exactly [`Link`]'s own
 //! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
@@ -48,7 +53,41 @@ pub struct Fabric {
     info: Vec<LinkInfo>,
     /// Per port (drive): hops from the drive up to the root.
     paths: Vec<Vec<Hop>>,
+    /// Per port: the same hops as a transfer flows up, and down.
+    up: Vec<Vec<Step>>,
+    down: Vec<Vec<Step>>,
     switch_latency: Vec<Time>,
+}
+
+/// One hop of a transfer: link, direction, switch crossed before it.
+type Step = (usize, Dir, Option<usize>);
+
+/// Book a transfer over `hops` (in the order it flows), cut-through;
+/// returns when the last byte arrives. `dur` gives each link's own time.
+fn chain(
+    links: &mut [Link],
+    switch_latency: &[Time],
+    hops: &[Step],
+    now: Time,
+    bytes: u64,
+    dur: impl Fn(&Link) -> Time,
+) -> Time {
+    let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
+    for &(l, dir, sw) in hops {
+        let link = &mut links[l];
+        let d = dur(link);
+        let lat = link.latency();
+        let (s, e) = match prev {
+            None => link.reserve(dir, now, d, bytes),
+            Some((ps, pe, plat)) => {
+                let cross = plat + sw.map_or(Time::ZERO, |j| switch_latency[j]);
+                let (s, e) = link.reserve(dir, ps + cross, d, bytes);
+                (s, e.max(pe + cross))
+            }
+        };
+        prev = Some((s, e, lat));
+    }
+    prev.map_or(now, |(_, e, lat)| e + lat)
 }
 
 /// Something a switch or drive attaches to, for [`Fabric::build`].
@@ -96,6 +135,8 @@ impl Fabric {
                 link: 0,
                 upper_switch: None,
             }]],
+            up: vec![vec![(0, Dir::Up, None)]],
+            down: vec![vec![(0, Dir::Down, None)]],
             switch_latency: Vec::new(),
         }
     }
@@ -110,7 +151,9 @@ impl Fabric {
             Upper::Switch(j) => switches[j].name.to_string(),
         };
         for s in switches {
-            links.push(Link::new(s.uplink));
+            let mut l = Link::new(s.uplink);
+            l.share();
+            links.push(l);
             info.push(LinkInfo {
                 name: format!("{}-up", s.name),
                 upper: name_of(s.upstream),
@@ -150,12 +193,17 @@ impl Fabric {
             }
             paths.push(path);
         }
-        Fabric {
+        let mut f = Fabric {
             links,
             info,
             paths,
+            up: Vec::new(),
+            down: Vec::new(),
             switch_latency: switches.iter().map(|s| s.latency).collect(),
-        }
+        };
+        f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
+        f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
+        f
     }
 
     /// The link a drive at `port` attaches with.
@@ -179,35 +227,7 @@ impl Fabric {
         self.paths[port].len() - 1
     }
 
-    /// Book a transfer over `hops` (in the order it flows, with each hop's
-    /// direction and the switch crossed before it), cut-through; returns when
-    /// the last byte arrives. `dur` gives each link's own transfer time.
-    fn chain(
-        &mut self,
-        hops: &[(usize, Dir, Option<usize>)],
-        now: Time,
-        bytes: u64,
-        dur: impl Fn(&Link) -> Time,
-    ) -> Time {
-        let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
-        for &(l, dir, sw) in hops {
-            let link = &mut self.links[l];
-            let d = dur(link);
-            let lat = link.latency();
-            let (s, e) = match prev {
-                None => link.reserve(dir, now, d, bytes),
-                Some((ps, pe, plat)) => {
-                    let cross = plat + sw.map_or(Time::ZERO, |j| self.switch_latency[j]);
-                    let (s, e) = link.reserve(dir, ps + cross, d, bytes);
-                    (s, e.max(pe + cross))
-                }
-            };
-            prev = Some((s, e, lat));
-        }
-        prev.map_or(now, |(_, e, lat)| e + lat)
-    }
-
-    fn up_hops(&self, port: usize) -> Vec<(usize, Dir, Option<usize>)> {
+    fn up_hops(&self, port: usize) -> Vec<Step> {
         // Going up, the switch crossed before hop i is hop i-1's upper switch.
         let p = &self.paths[port];
         (0..p.len())
@@ -221,7 +241,7 @@ impl Fabric {
             .collect()
     }
 
-    fn down_hops(&self, port: usize) -> Vec<(usize, Dir, Option<usize>)> {
+    fn down_hops(&self, port: usize) -> Vec<Step> {
         // Going down, the switch crossed before a hop is its own upper switch.
         let p = &self.paths[port];
         (0..p.len())
@@ -247,8 +267,14 @@ impl Fabric {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].host_write(now, bytes);
         }
-        let hops = self.down_hops(port);
-        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+        chain(
+            &mut self.links,
+            &self.switch_latency,
+            &self.down[port],
+            now,
+            bytes,
+            |l| l.payload_time(bytes),
+        )
     }
 
     /// The drive at `port` reads `bytes` of host memory (SQE fetch, write
@@ -259,13 +285,25 @@ impl Fabric {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_read(now, bytes);
         }
-        let up = self.up_hops(port);
-        let at_host = self.chain(&up, now, 0, |l| {
-            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
-            l.request_time(reqs)
-        });
-        let down = self.down_hops(port);
-        self.chain(&down, at_host, bytes, |l| l.payload_time(bytes))
+        let at_host = chain(
+            &mut self.links,
+            &self.switch_latency,
+            &self.up[port],
+            now,
+            0,
+            |l| {
+                let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+                l.request_time(reqs)
+            },
+        );
+        chain(
+            &mut self.links,
+            &self.switch_latency,
+            &self.down[port],
+            at_host,
+            bytes,
+            |l| l.payload_time(bytes),
+        )
     }
 
     /// The drive at `port` writes `bytes` to host memory (read data, CQE,
@@ -275,8 +313,14 @@ impl Fabric {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_write(now, bytes);
         }
-        let hops = self.up_hops(port);
-        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+        chain(
+            &mut self.links,
+            &self.switch_latency,
+            &self.up[port],
+            now,
+            bytes,
+            |l| l.payload_time(bytes),
+        )
     }
 
     /// Time of a [`Fabric::device_read`] of `bytes` over an idle path.
@@ -285,22 +329,11 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_read_time(bytes);
         }
-        let mut t = Time::ZERO;
-        let mut slow_req = Time::ZERO;
-        let mut slow_pay = Time::ZERO;
-        for (i, h) in p.iter().enumerate() {
-            let l = &self.links[h.link];
+        let req = self.idle(&self.up[port], |l| {
             let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
-            slow_req = slow_req.max(l.request_time(reqs));
-            slow_pay = slow_pay.max(l.payload_time(bytes));
-            t = t + l.latency().times(2);
-            if i + 1 < p.len() {
-                if let Some(j) = h.upper_switch {
-                    t = t + self.switch_latency[j].times(2);
-                }
-            }
-        }
-        t + slow_req + slow_pay
+            l.request_time(reqs)
+        });
+        req + self.idle(&self.down[port], |l| l.payload_time(bytes))
     }
 
     /// Time of a [`Fabric::device_write`] of `bytes` over an idle path.
@@ -309,19 +342,25 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_write_time(bytes);
         }
-        let mut t = Time::ZERO;
-        let mut slow = Time::ZERO;
-        for (i, h) in p.iter().enumerate() {
-            let l = &self.links[h.link];
-            slow = slow.max(l.payload_time(bytes));
-            t = t + l.latency();
-            if i + 1 < p.len() {
-                if let Some(j) = h.upper_switch {
-                    t = t + self.switch_latency[j];
+        self.idle(&self.up[port], |l| l.payload_time(bytes))
+    }
+
+    /// [`chain`]'s arithmetic on idle links: when the last byte arrives.
+    fn idle(&self, hops: &[Step], dur: impl Fn(&Link) -> Time) -> Time {
+        let mut prev: Option<(Time, Time, Time)> = None;
+        for &(l, _, sw) in hops {
+            let link = &self.links[l];
+            let d = dur(link);
+            let (s, e) = match prev {
+                None => (Time::ZERO, d),
+                Some((ps, pe, plat)) => {
+                    let cross = plat + sw.map_or(Time::ZERO, |j| self.switch_latency[j]);
+                    (ps + cross, (ps + cross + d).max(pe + cross))
                 }
-            }
+            };
+            prev = Some((s, e, link.latency()));
         }
-        t + slow
+        prev.map_or(Time::ZERO, |(_, e, lat)| e + lat)
     }
 
     /// A peer-to-peer write of `bytes` from the device at `from` to the
@@ -329,8 +368,8 @@ impl Fabric {
     /// lowest switch both sit under, then down; links above it are not used.
     /// Returns when the last byte arrives.
     pub fn peer_write(&mut self, from: usize, to: usize, now: Time, bytes: u64) -> Time {
-        let mut a: Vec<(usize, Dir, Option<usize>)> = self.up_hops(from);
-        let mut b: Vec<(usize, Dir, Option<usize>)> = self.down_hops(to);
+        let mut a: Vec<Step> = self.up[from].clone();
+        let mut b: Vec<Step> = self.down[to].clone();
         // Drop the shared links near the root: a's tail and b's head.
         while let (Some(x), Some(y)) = (a.last(), b.first()) {
             if x.0 == y.0 {
@@ -349,7 +388,14 @@ impl Fabric {
         if let Some(first) = b.first_mut() {
             first.2 = meet;
         }
-        let hops: Vec<_> = a.into_iter().chain(b).collect();
-        self.chain(&hops, now, bytes, |l| l.payload_time(bytes))
+        let hops: Vec<Step> = a.into_iter().chain(b).collect();
+        chain(
+            &mut self.links,
+            &self.switch_latency,
+            &hops,
+            now,
+            bytes,
+            |l| l.payload_time(bytes),
+        )
     }
 }

@@ -7,7 +7,7 @@
 //! (4DW header 16 B + framing/sequence 4 B + LCRC 4 B) is the usual figure.
 
 use crate::config::PcieConfig;
-use crate::engine::FifoServer;
+use crate::engine::{Calendar, FifoServer};
 use crate::units::{Bandwidth, Time};
 
 /// Transfer direction.
@@ -28,6 +28,9 @@ pub struct Link {
     down: FifoServer,
     /// Payload bytes carried (up, down).
     bytes: (u64, u64),
+    /// A link several drives share books its two directions on calendars
+    /// (see [`Calendar`]) instead of the FIFO servers.
+    shared: Option<Box<[Calendar; 2]>>,
 }
 
 impl Link {
@@ -47,6 +50,7 @@ impl Link {
             up: FifoServer::default(),
             down: FifoServer::default(),
             bytes: (0, 0),
+            shared: None,
         }
     }
 
@@ -131,6 +135,18 @@ impl Link {
         service: Time,
         bytes: u64,
     ) -> (Time, Time) {
+        if let Some(c) = self.shared.as_mut() {
+            return match dir {
+                Dir::Up => {
+                    self.bytes.0 += bytes;
+                    c[0].reserve(now, service)
+                }
+                Dir::Down => {
+                    self.bytes.1 += bytes;
+                    c[1].reserve(now, service)
+                }
+            };
+        }
         match dir {
             Dir::Up => {
                 self.bytes.0 += bytes;
@@ -153,14 +169,26 @@ impl Link {
         &self.cfg
     }
 
+    /// Book this link on calendars: it carries several drives' transfers
+    /// (a switch uplink). Only [`Link::reserve`] books it then.
+    pub(crate) fn share(&mut self) {
+        self.shared = Some(Box::default());
+    }
+
     /// Busy time per direction (up, down).
     pub fn busy(&self) -> (Time, Time) {
-        (self.up.busy(), self.down.busy())
+        match &self.shared {
+            Some(c) => (c[0].busy(), c[1].busy()),
+            None => (self.up.busy(), self.down.busy()),
+        }
     }
 
     /// Busy time (up, down) that has run by `t` ([`FifoServer::busy_by`]).
     pub fn busy_by(&self, t: Time) -> (Time, Time) {
-        (self.up.busy_by(t), self.down.busy_by(t))
+        match &self.shared {
+            Some(c) => (c[0].busy_by(t), c[1].busy_by(t)),
+            None => (self.up.busy_by(t), self.down.busy_by(t)),
+        }
     }
 }
 

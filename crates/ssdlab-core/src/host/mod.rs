@@ -180,13 +180,15 @@ fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
 
 impl Host {
     /// The host's queues and jobs for `workload` on `drives`; also the
-    /// NVMe class of each submission queue, per drive.
+    /// NVMe class of each submission queue, per drive. `per_drive_stats`:
+    /// also keep each drive's statistics apart.
     pub(crate) fn new(
         cfg: &HostConfig,
         drives: &[DriveView<'_>],
         workload: &Workload,
         workload_file: &str,
         seed: u64,
+        per_drive_stats: bool,
     ) -> Result<(Host, Vec<Vec<QueueClass>>), SimError> {
         let unit_bytes = drives[0].dev.ftl.mapping_unit.0;
         let lpns_of = |d: usize| logical_units(&drives[d].dev.nand, &drives[d].dev.ftl);
@@ -445,7 +447,7 @@ impl Host {
             .iter()
             .map(|qs| qs.iter().map(|&q| classes[q as usize]).collect())
             .collect();
-        let multi = drives.len() > 1;
+        let multi = per_drive_stats;
         let mut h = Host {
             active: hosts.len(),
             queues: hosts,

@@ -94,15 +94,14 @@ impl System {
         seed: u64,
         pre: Precondition,
     ) -> Result<System, SimError> {
-        let mut s = System::from_config(
+        System::build(
             SystemConfig::single(dev),
             workload,
             workload_file,
             seed,
             pre,
-        )?;
-        s.multi = false;
-        Ok(s)
+            false,
+        )
     }
 
     /// The system `cfg` for `workload`, every drive preconditioned as asked
@@ -113,6 +112,19 @@ impl System {
         workload_file: &str,
         seed: u64,
         pre: Precondition,
+    ) -> Result<System, SimError> {
+        System::build(cfg, workload, workload_file, seed, pre, true)
+    }
+
+    /// `multi`: report per drive and per link (a system file), or as one
+    /// drive (`--device`).
+    fn build(
+        cfg: SystemConfig,
+        workload: &Workload,
+        workload_file: &str,
+        seed: u64,
+        pre: Precondition,
+        multi: bool,
     ) -> Result<System, SimError> {
         if cfg.drives.is_empty() {
             return Err(SimError::Device(format!(
@@ -148,7 +160,7 @@ impl System {
                 dev: &d.device,
             })
             .collect();
-        let (host, classes) = Host::new(&cfg.host, &views, workload, workload_file, seed)?;
+        let (host, classes) = Host::new(&cfg.host, &views, workload, workload_file, seed, multi)?;
         // Flushes wait for the buffer only if it is volatile; only workloads
         // that can flush (fsync, end_fsync, or a trace) need the counters.
         let may_flush = workload.trace.is_some()
@@ -206,7 +218,7 @@ impl System {
             names,
             name: cfg.name,
             switch_power_w,
-            multi: true,
+            multi,
             events: 0,
             seed,
         };
