@@ -82,7 +82,11 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
         "ssdlab_trace={}\nssdlab_trace_format=msr\nssdlab_replay=closed\niodepth=32",
         trace.display()
     );
-    let cases: [(&str, &str, Precondition); 6] = [
+    let four = "[global]\nrw=randread\nbs=4k\niodepth=32\n".to_string()
+        + &(0..4)
+            .map(|i| format!("[d{i}]\nfilename=nvme{i}\nnumber_ios={}\n", ios / 4))
+            .collect::<String>();
+    let cases: [(&str, &str, Precondition); 7] = [
         (
             "randread-4k-qd32",
             "rw=randread\nbs=4k\niodepth=32",
@@ -109,13 +113,18 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
             "rw=write\nbs=128k\niodepth=32",
             Precondition::Fill,
         ),
+        // Four copies of the device behind one switch, QD32 on each (the
+        // same I/O count in all): the system's own cost per I/O.
+        ("randread-4k-qd32-4drives", &four, Precondition::Fill),
     ];
     let mut out = Vec::new();
     for (name, opts, pre) in cases {
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
         }
-        let text = if name.ends_with("-trace") {
+        let text = if name.ends_with("-4drives") {
+            opts.to_string()
+        } else if name.ends_with("-trace") {
             // Not timed: the trace file is written before the case runs.
             write_trace(&trace, ios, dev.capacity_bytes())?;
             format!("[{name}]\n{opts}\n")
@@ -131,8 +140,12 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
             }
         };
         let t0 = Instant::now();
-        let mut d = System::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
-            .map_err(|e| e.to_string())?;
+        let mut d = if name.ends_with("-4drives") {
+            System::from_config(four_drives(dev), &w, name, ssdlab_core::DEFAULT_SEED, pre)
+        } else {
+            System::new(dev.clone(), &w, name, ssdlab_core::DEFAULT_SEED, pre)
+        }
+        .map_err(|e| e.to_string())?;
         let pre_s = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
         let ran = d.run(&mut |_| {}, &|| false).map_err(|e| e.to_string());
@@ -157,6 +170,41 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
         device: dev.name.clone(),
         cases: out,
     })
+}
+
+/// Four copies of `dev` behind one switch whose uplink (x16, the device's
+/// generation) is wider than their sum, so the case measures the simulator,
+/// not the fabric's cap.
+fn four_drives(dev: &Device) -> ssdlab_core::system::config::SystemConfig {
+    use ssdlab_core::system::config::{DriveConfig, Parent, SwitchConfig, SystemConfig};
+    let mut uplink = dev.pcie.clone();
+    uplink.lanes = 16;
+    SystemConfig {
+        name: format!("4x {}", dev.name),
+        description: String::new(),
+        host: dev.host.clone(),
+        root_generation: dev.pcie.generation,
+        root_lanes: 16,
+        root_ports: 1,
+        switches: vec![SwitchConfig {
+            name: "sw0".into(),
+            upstream: Parent::Root,
+            uplink,
+            downstream_generation: dev.pcie.generation,
+            downstream_lanes: dev.pcie.lanes,
+            ports: 4,
+            latency: ssdlab_core::units::Time::ns(150),
+            power_w: 0.0,
+        }],
+        drives: (0..4)
+            .map(|i| DriveConfig {
+                name: format!("nvme{i}"),
+                device: dev.clone(),
+                attach: Parent::Switch(0),
+                link: dev.pcie.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// Text table.

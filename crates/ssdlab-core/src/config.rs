@@ -1020,14 +1020,18 @@ impl DeviceFile {
             );
         }
         let mps = c.bytes("pcie.max_payload", &p.max_payload);
-        if mps.0 != 0 && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0)) {
+        if parse_bytes(&p.max_payload).is_ok()
+            && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0))
+        {
             c.push(
                 "pcie.max_payload",
                 format!("{mps} is not a PCIe max payload size (128B to 4096B, power of two)"),
             );
         }
         let mrrs = c.bytes("pcie.max_read_request", &p.max_read_request);
-        if mrrs.0 != 0 && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0)) {
+        if parse_bytes(&p.max_read_request).is_ok()
+            && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0))
+        {
             c.push(
                 "pcie.max_read_request",
                 format!("{mrrs} is not a PCIe max read request size (128B to 4096B, power of two)"),

@@ -249,27 +249,30 @@ mod tests {
 
 /// A server whose work can be booked ahead, in any order: each booking takes
 /// idle time from its ready time on, filling the holes earlier bookings left
-/// (a reservation calendar, fluid at the booking's granularity). Used for links several drives share (switch
-/// uplinks), where cut-through transfers are booked ahead of when they run
-/// and a FIFO's single "busy until" would push one drive's whole backlog in
-/// front of another's: here the second drive's transfers fill the holes the
-/// first one's leave, as a switch's arbiter interleaves them.
+/// (a reservation calendar, fluid at the booking's granularity).
+/// Used for links several drives share (switch uplinks), where cut-through
+/// transfers are booked ahead of when they run and a FIFO's single "busy
+/// until" would push one drive's whole backlog in front of another's: here
+/// the second drive's transfers fill the holes the first one's leave, as a
+/// switch's arbiter interleaves their TLPs.
 ///
-/// Busy stretches that ended more than [`Calendar::HORIZON`] before the
-/// latest ready time seen are forgotten, so memory stays bounded; a booking
-/// that far in the past (none is made today) would see them as idle.
+/// Busy stretches that ended before the time given to [`Calendar::forget_before`]
+/// (the event loop's clock: nothing is booked earlier) are dropped, so the
+/// calendar holds only work still ahead.
 #[derive(Debug, Clone, Default)]
 pub struct Calendar {
-    /// Busy stretches: start ps -> end ps, non-overlapping, adjacent ones merged.
-    busy: std::collections::BTreeMap<u64, u64>,
+    /// Busy stretches (start ps, end ps), sorted, non-overlapping, adjacent ones merged.
+    busy: std::collections::VecDeque<(u64, u64)>,
     total: Time,
-    latest: u64,
-    bookings: u32,
+    floor: u64,
 }
 
 impl Calendar {
-    /// How far back busy stretches are kept (ps): 1 ms of simulated time.
-    pub const HORIZON: u64 = 1_000_000_000;
+    /// Nothing will be booked before `t` from now on: forget what ended earlier.
+    #[inline]
+    pub fn forget_before(&mut self, t: Time) {
+        self.floor = self.floor.max(t.0);
+    }
 
     /// Book `service` of work ready at `at`: it takes the idle time from
     /// `at` on, hole by hole, until it has had `service` of it (an arbiter
@@ -277,60 +280,53 @@ impl Calendar {
     /// start, last end).
     pub fn reserve(&mut self, at: Time, service: Time) -> (Time, Time) {
         self.total += service;
+        while self.busy.front().is_some_and(|&(_, e)| e <= self.floor) {
+            self.busy.pop_front();
+        }
         let mut need = service.0;
         if need == 0 {
             return (at, at);
         }
         let mut s = at.0;
         let mut first = None;
-        let end = loop {
-            if let Some((_, &e)) = self.busy.range(..=s).next_back() {
-                if e > s {
+        loop {
+            // The first stretch that ends after `s` (ends are sorted too).
+            let i = self.busy.partition_point(|&(_, e)| e <= s);
+            let next = match self.busy.get(i) {
+                Some(&(st, e)) if st <= s => {
+                    // Inside a busy stretch: skip it.
                     s = e;
+                    continue;
                 }
-            }
-            let next = self
-                .busy
-                .range(s + 1..)
-                .next()
-                .map_or(u64::MAX, |(&st, _)| st);
+                Some(&(st, _)) => st,
+                None => u64::MAX,
+            };
             let take = need.min(next - s);
-            self.insert(s, s + take);
+            self.insert_at(i, s, s + take);
             first.get_or_insert(s);
             need -= take;
             if need == 0 {
-                break s + take;
+                return (Time(first.unwrap_or(at.0)), Time(s + take));
             }
             s = next;
-        };
-        self.latest = self.latest.max(at.0);
-        self.bookings = self.bookings.wrapping_add(1);
-        if self.bookings.is_multiple_of(1024) {
-            let floor = self.latest.saturating_sub(Self::HORIZON);
-            while let Some((&st, &e)) = self.busy.iter().next() {
-                if e < floor {
-                    self.busy.remove(&st);
-                } else {
-                    break;
-                }
-            }
         }
-        (Time(first.unwrap_or(at.0)), Time(end))
     }
 
-    /// Mark [start, end) busy (idle before), merging with adjacent stretches.
-    fn insert(&mut self, start: u64, end: u64) {
-        let mut a = start;
-        let mut b = end;
-        if let Some((&ps, &pe)) = self.busy.range(..=start).next_back() {
-            if pe == start {
-                a = ps;
+    /// Mark [start, end) busy at index `i` (the stretch there starts at or
+    /// after `end`), merging with neighbours.
+    fn insert_at(&mut self, i: usize, start: u64, end: u64) {
+        let merge_prev = i > 0 && self.busy[i - 1].1 == start;
+        let merge_next = self.busy.get(i).is_some_and(|&(st, _)| st == end);
+        match (merge_prev, merge_next) {
+            (true, true) => {
+                let e = self.busy[i].1;
+                self.busy[i - 1].1 = e;
+                self.busy.remove(i);
             }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
         }
-        if let Some(ne) = self.busy.remove(&end) {
-            b = ne;
-        }
-        self.busy.insert(a, b);
     }
 
     /// Total busy time booked so far.
@@ -342,10 +338,10 @@ impl Calendar {
     pub fn busy_by(&self, t: Time) -> Time {
         let ahead: u64 = self
             .busy
-            .range(..)
+            .iter()
             .rev()
-            .take_while(|(_, &e)| e > t.0)
-            .map(|(&s, &e)| e - s.max(t.0))
+            .take_while(|&&(_, e)| e > t.0)
+            .map(|&(s, e)| e - s.max(t.0))
             .sum();
         self.total.saturating_sub(Time(ahead))
     }

@@ -271,3 +271,17 @@ fn the_report_records_extends_and_overrides() {
     let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     assert!(j["device"].get("extends").is_none() && j["device"].get("overrides").is_none());
 }
+
+#[test]
+fn zero_tlp_sizes_are_refused_by_the_validator_not_a_panic() {
+    // Issue 17's two panics (divide by zero in the PCIe link): `check` and
+    // `run` must refuse these files with the key.
+    for (key, what) in [
+        ("pcie.max_payload", "max payload size"),
+        ("pcie.max_read_request", "max read request size"),
+    ] {
+        let ov = parse_sets(&[format!("{key}=0B")]).unwrap();
+        let e = err_of(load_named("pm9a3-960g", &ov).map(|x| x.1));
+        assert!(e.contains(key) && e.contains(what), "{e}");
+    }
+}

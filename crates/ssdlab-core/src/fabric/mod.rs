@@ -57,6 +57,8 @@ pub struct Fabric {
     up: Vec<Vec<Step>>,
     down: Vec<Vec<Step>>,
     switch_latency: Vec<Time>,
+    /// Some links are shared (a switch): they need [`Fabric::advance`].
+    shared_links: bool,
 }
 
 /// One hop of a transfer: link, direction, switch crossed before it.
@@ -138,6 +140,7 @@ impl Fabric {
             up: vec![vec![(0, Dir::Up, None)]],
             down: vec![vec![(0, Dir::Down, None)]],
             switch_latency: Vec::new(),
+            shared_links: false,
         }
     }
 
@@ -200,10 +203,22 @@ impl Fabric {
             up: Vec::new(),
             down: Vec::new(),
             switch_latency: switches.iter().map(|s| s.latency).collect(),
+            shared_links: !switches.is_empty(),
         };
         f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
         f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
         f
+    }
+
+    /// The event loop's clock has reached `now`: nothing is booked earlier
+    /// from now on (shared links forget the past).
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        if self.shared_links {
+            for l in &mut self.links {
+                l.forget_before(now);
+            }
+        }
     }
 
     /// The link a drive at `port` attaches with.

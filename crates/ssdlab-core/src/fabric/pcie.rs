@@ -175,6 +175,15 @@ impl Link {
         self.shared = Some(Box::default());
     }
 
+    /// A shared link's calendars forget what ended before `t`.
+    #[inline]
+    pub(crate) fn forget_before(&mut self, t: Time) {
+        if let Some(c) = self.shared.as_mut() {
+            c[0].forget_before(t);
+            c[1].forget_before(t);
+        }
+    }
+
     /// Busy time per direction (up, down).
     pub fn busy(&self) -> (Time, Time) {
         match &self.shared {

@@ -313,6 +313,7 @@ impl System {
                 )));
             };
             self.events += 1;
+            self.fabric.advance(now);
             for d in &mut self.drives {
                 if now >= d.next_mark && d.ledger.is_some() {
                     d.power_mark(now, &self.fabric);
