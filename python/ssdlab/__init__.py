@@ -9,6 +9,10 @@ The engine is the same compiled Rust core as the ``ssdlab`` command::
     r.read.iops, r.read.lat_ns.p99, r.to_pandas(), r.timeseries, r.histogram
 
     df = ssdlab.sweep(dev, job, grid={"job.iodepth": [1, 8, 32], "nand.channels": [4, 8]})
+
+    sys = ssdlab.System.preset("seed002-4x-gen3-switch")     # host, PCIe switch, four drives
+    r = ssdlab.run(sys, ssdlab.Job(rw="read", bs="128k", iodepth=32, filename="*", number_ios=20_000))
+    r.read.bw_bytes_per_s, r.drives["nvme0"].read.iops, r.links_frame()
     front = ssdlab.search(dev, job, space={...}, objectives={"read_iops": "max", "read_lat_p99_ns": "min"})
 
 Modules: :mod:`ssdlab.plot` (matplotlib figures) and :mod:`ssdlab.report`
@@ -27,6 +31,7 @@ from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabErr
 from .job import Job
 from .result import Direction, FlashOps, Gc, Latency, Result, Utilisation
 from .runner import DEFAULT_SEED, StopFlag, run
+from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
 from ._sweep import ray_init, sweep
 
@@ -34,6 +39,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Device",
+    "System",
     "Job",
     "Result",
     "Direction",
@@ -52,6 +58,7 @@ __all__ = [
     "load_trials",
     "presets",
     "preset_descriptions",
+    "system_presets",
     "StopFlag",
     "DEFAULT_SEED",
     "SsdlabError",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 # Fields that are not metrics of one run, or not scalars.
-_SKIP_TOP = {"schema", "version", "ignored_options", "timeseries", "read", "write", "trim", "flush", "inputs"}
+_SKIP_TOP = {"schema", "version", "ignored_options", "timeseries", "read", "write", "trim", "flush", "inputs",
+             "drives", "links"}
+# Of a system's per-drive reports, these columns of flatten() go in a sweep row
+# (as drive_<name>_<column>); the full reports stay in Result.drives.
+_DRIVE_COLS = ["iops", "bw_bytes_per_s", "read_ios", "read_iops", "read_bw_bytes_per_s", "read_lat_mean_ns",
+               "read_lat_p99_ns", "write_ios", "write_iops", "write_bw_bytes_per_s", "write_lat_mean_ns",
+               "write_lat_p99_ns", "waf", "util_pcie_up", "util_pcie_down", "util_die_mean"]
+_LINK_COLS = ["generation", "lanes", "payload_bw_bytes_per_s", "util_up", "util_down", "bytes_up", "bytes_down"]
 _LAT_KEYS = ["min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]
 
 
@@ -57,7 +64,13 @@ def run_metrics(report: Dict[str, Any]) -> Dict[str, Any]:
 def flatten(report: Dict[str, Any]) -> Dict[str, Any]:
     """One flat row: ``read_*``, ``write_*``, ``trim_*`` and ``flush_*``
     direction metrics, totals of reads and writes (``iops``,
-    ``bw_bytes_per_s``) and :func:`run_metrics`."""
+    ``bw_bytes_per_s``) and :func:`run_metrics`. A system's report (several
+    drives) also gives ``drive_<name>_<metric>`` for each drive (``iops``,
+    ``bw_bytes_per_s``, ``read_iops``, ``read_lat_p99_ns``, ``waf``,
+    ``util_pcie_up``, ...: see ``_DRIVE_COLS``) and
+    ``link_<name>_<field>`` for each PCIe link (``util_up``, ``util_down``,
+    ``bytes_up``, ``bytes_down``, ``payload_bw_bytes_per_s``, ``lanes``,
+    ``generation``)."""
     row: Dict[str, Any] = {}
     tot_iops = 0.0
     tot_bw = 0.0
@@ -71,6 +84,14 @@ def flatten(report: Dict[str, Any]) -> Dict[str, Any]:
     row["iops"] = tot_iops
     row["bw_bytes_per_s"] = tot_bw
     row.update(run_metrics(report))
+    # A system of several drives: a few columns per drive and per link.
+    for name, sub in (report.get("drives") or {}).items():
+        f = flatten(sub)
+        for k in _DRIVE_COLS:
+            row[f"drive_{name}_{k}"] = f.get(k)
+    for link in report.get("links") or []:
+        for k in _LINK_COLS:
+            row[f"link_{link.get('name', '')}_{k}"] = link.get(k)
     return row
 
 

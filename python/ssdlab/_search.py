@@ -350,6 +350,10 @@ def search(
     obj = _objectives(objectives or {})
     params = {k: _param(k, v) for k, v in space.items()}
     cons = [_constraint(c) for c in constraints]
+    from .system import System
+
+    if isinstance(device, System):
+        raise NotImplementedError("search() takes a device; search a system by sweeping it (ssdlab.sweep) for now")
     base = Device.load(device) if device is not None else Device.default()
     job = Job.load(workload)
     url = _storage_url(storage)

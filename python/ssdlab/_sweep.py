@@ -14,6 +14,7 @@ from . import _core, _worker
 from .device import Device
 from .job import Job
 from .runner import DEFAULT_SEED, DeviceLike, JobLike
+from .system import System
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -23,7 +24,7 @@ __all__ = ["sweep", "expand_grid", "resolve_seeds", "Backend"]
 Backend = str  # "local" (threads) | "processes" | "ray" | "sequential"
 
 # Grid keys that are not device paths or job options.
-_SPECIAL = {"seed", "precondition", "device"}
+_SPECIAL = {"seed", "precondition", "device", "system"}
 
 
 def resolve_seeds(seeds: Union[int, Iterable[int], None]) -> List[int]:
@@ -57,33 +58,63 @@ def expand_grid(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*vals)]
 
 
-def _split_point(point: Mapping[str, Any]) -> Tuple[List[Tuple[str, Any]], Dict[str, Any], Dict[str, Any]]:
-    """(device overrides, job options, special values) of one point."""
+def _split_point(
+    point: Mapping[str, Any],
+) -> Tuple[List[Tuple[str, Any]], Dict[str, Any], Dict[str, Any], List[Tuple[str, Any]]]:
+    """(device overrides, job options, special values, system overrides) of one point."""
     dev_ov: List[Tuple[str, Any]] = []
     job_opts: Dict[str, Any] = {}
     special: Dict[str, Any] = {}
+    sys_ov: List[Tuple[str, Any]] = []
     for k, v in point.items():
         if k in _SPECIAL:
             special[k] = v
         elif k.startswith("job."):
             job_opts[k[4:]] = v
+        elif k.startswith("system."):
+            sys_ov.append((k[7:], v))
         else:
             dev_ov.append((k[7:] if k.startswith("device.") else k, v))
-    return dev_ov, job_opts, special
+    return dev_ov, job_opts, special, sys_ov
 
 
 def _display(v: Any) -> Any:
-    if isinstance(v, Device):
+    if isinstance(v, (Device, System)):
         return v.name
     if isinstance(v, Job):
         return v.name
     return v
 
 
-def point_task(base: Device, job: Job, point: Mapping[str, Any], seed: int, precondition: str) -> _worker.Task:
-    """The worker task for one point (device overrides, job options, seed)."""
-    dev_ov, job_opts, special = _split_point(point)
+def point_task(base: Union[Device, System], job: Job, point: Mapping[str, Any], seed: int,
+               precondition: str) -> _worker.Task:
+    """The worker task for one point (device or system overrides, job options, seed).
+
+    On a :class:`System` (the base, or the point's ``"system"`` value),
+    ``system.<key>`` keys change the system file and device keys
+    (``device.<key>`` or bare) change every drive's device."""
+    dev_ov, job_opts, special, sys_ov = _split_point(point)
+    if "system" in special or isinstance(base, System):
+        if "device" in special:
+            raise ValueError("a sweep point has both a 'device' and a system; give a list of systems as 'system'")
+        sys_ = System.load(special["system"]) if "system" in special else base
+        assert isinstance(sys_, System)
+        text, source, overrides, devices, sys_dev_ov = sys_._task_data()
+        task = _worker.make_task(
+            ("", "", []),
+            (job.text, job.source, job.name),
+            job_opts,
+            int(special.get("seed", seed)),
+            str(special.get("precondition", precondition)),
+        )
+        task["system"] = (text, source, overrides + sys_ov, devices, sys_dev_ov + [("*", k, v) for k, v in dev_ov])
+        return task
+    if sys_ov:
+        raise ValueError(
+            f"grid key 'system.{sys_ov[0][0]}' changes a system; sweep a ssdlab.System (or give 'system': [...])"
+        )
     dev = Device.load(special["device"]) if "device" in special else base
+    assert isinstance(dev, Device)
     overrides = list(dev._overrides) + dev_ov
     return _worker.make_task(
         (dev.text, dev.source, overrides),
@@ -342,12 +373,20 @@ def sweep(
 ) -> "pd.DataFrame":
     """Run every combination of ``grid`` and return one DataFrame, one row per point.
 
-    :param device: base device (:class:`Device`, preset name or TOML path).
+    :param device: base device (:class:`Device`, preset name or TOML path),
+        or a :class:`System` of several drives.
     :param workload: base workload (:class:`Job` or fio file path).
     :param grid: key -> list of values. Keys are dotted device-file paths as in
         the TOML (``"nand.channels"``, ``"nand.t_read[0]"``, ``"ftl.gc_policy"``),
         ``"job.<fio option>"`` (``"job.iodepth"``, ``"job.rw"``), or
         ``"seed"``, ``"precondition"``, ``"device"`` (a list of devices).
+        On a system: ``"system.<key>"`` for the system file's keys
+        (``"system.switch[0].upstream_lanes"``, ``"system.root_complex.lanes"``),
+        device keys change every drive's device, and ``"system"`` is a list of
+        :class:`System` objects (e.g. 1, 2 and 4 drives, built with
+        :meth:`System.build`; a job with ``filename=*`` uses every drive of
+        each). A system's row also has ``drive_<name>_<metric>`` and
+        ``link_<name>_<field>`` columns (see :meth:`Result.metrics`).
     :param seeds: seeds for every combination: a list, or a count ``n`` for
         ``n`` seeds from the default seed (42) on. Default: the default seed.
     :param precondition: ``fresh``, ``fill`` or ``steady``.
@@ -368,7 +407,11 @@ def sweep(
     """
     import pandas as pd
 
-    base = Device.load(device) if device is not None else Device.default()
+    base: Union[Device, System]
+    if isinstance(device, System):
+        base = device
+    else:
+        base = Device.load(device) if device is not None else Device.default()
     job = Job.load(workload)
     points = expand_grid(grid or {})
     seed_list = resolve_seeds(seeds)

@@ -19,6 +19,9 @@ from .errors import ConfigError, SimulationError, WorkloadError
 #   device: (text, source, [(key, value), ...])
 #   job:    (text, source, name, {option: value})
 #   seed, precondition
+#   system (optional, replaces device): (text, source, [(key, value), ...],
+#           [(device ref, text, source, [(key, value), ...]), ...],
+#           [(drive name or "*", key, value), ...])
 Task = Dict[str, Any]
 
 
@@ -61,17 +64,36 @@ def _handles(task: Task) -> Tuple[Any, Any]:
     text, source, overrides = task["device"]
     jtext, jsource, jname = task["job"]
     opts = task.get("job_options") or {}
+    sys_data = task.get("system")
+    drives: List[str] = []
 
     def dev() -> Any:
         return Device(text, source, overrides)._handle()
 
+    def system() -> Any:
+        from .system import System
+
+        return System._from_task(sys_data)._handle()
+
+    if sys_data is not None:
+        skey = "s" + json.dumps(list(sys_data), sort_keys=True, default=repr)
+        target = _cached(skey, system)
+        drives = list(target.drive_names)
+    else:
+        dkey = "d" + json.dumps([text, source, overrides], sort_keys=True, default=repr)
+        target = _cached(dkey, dev)
+
     def job() -> Any:
         j = Job.from_fio_text(jtext, jsource, jname)
-        return (j.with_(opts) if opts else j)._handle()
+        j = j.with_(opts) if opts else j
+        if sys_data is not None:
+            from .system import job_for_system
 
-    dkey = "d" + json.dumps([text, source, overrides], sort_keys=True, default=repr)
-    jkey = "j" + json.dumps([jtext, jsource, jname, opts], sort_keys=True, default=repr)
-    return _cached(dkey, dev), _cached(jkey, job)
+            j = job_for_system(j, drives)
+        return j._handle()
+
+    jkey = "j" + json.dumps([jtext, jsource, jname, opts, drives], sort_keys=True, default=repr)
+    return target, _cached(jkey, job)
 
 
 def run_task(task: Task, stop: Optional["_core.StopFlag"] = None) -> Dict[str, Any]:

@@ -6,6 +6,8 @@ subcommands to this module.
 Sweep spec (TOML)::
 
     device = "pm9a3-960g"        # preset name or device file (relative to this file)
+    # system = "seed002-4x-gen3-switch"   # or a system: preset or file (sweeps only);
+    #                                     # grid keys "system.switch[0].upstream_lanes", ...
     job = "mixed.fio"            # fio job file (relative to this file), or a [job] table
     seeds = [1, 2]               # or a count; default: the default seed
     precondition = "fill"        # fresh | fill | steady
@@ -104,9 +106,18 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from . import sweep
 
     spec = _toml(a.spec)
-    _known(spec, ["device", "job", "seeds", "precondition", "backend", "workers", "output", "grid",
+    _known(spec, ["device", "system", "job", "seeds", "precondition", "backend", "workers", "output", "grid",
                   "device_overrides", "address"], a.spec)
     dev, job = _device_job(spec, a.spec)
+    if "system" in spec:
+        from .system import System, system_presets
+
+        if "device" in spec:
+            raise SystemExit(f"{a.spec}: give 'device' or 'system', not both")
+        s = str(spec["system"])
+        dev = System.preset(s) if s in system_presets() else System.from_toml(_rel(a.spec, s))
+        if spec.get("device_overrides"):
+            dev = dev.with_device(spec["device_overrides"])
     if not spec.get("grid"):
         raise SystemExit(f"{a.spec}: a sweep needs a [grid] table")
     out = a.output or (_rel(a.spec, spec["output"]) if "output" in spec else "sweep.csv")

@@ -32,18 +32,22 @@ class Problem(NamedTuple):
 
 
 class ConfigError(SsdlabError, ValueError):
-    """A device description (file, preset or overrides) is invalid.
+    """A device or system description (file, preset or overrides) is invalid.
 
     Raised by the core's own validator, with *every* problem found, each with
-    its key path (``problems``), not only the first.
+    its key path (``problems``), not only the first. ``kind`` is
+    ``"device"`` or ``"system"`` (a :class:`ssdlab.System`; its drives'
+    device problems are keyed ``drive[i].device``).
     """
 
     source: str
     problems: List[Problem]
+    kind: str
 
-    def __init__(self, source: str, problems: Iterable[Tuple[str, str]]) -> None:
+    def __init__(self, source: str, problems: Iterable[Tuple[str, str]], kind: str = "device") -> None:
         self.source = source
         self.problems = [Problem(str(k), str(m)) for k, m in problems]
+        self.kind = kind
         super().__init__(source, [tuple(p) for p in self.problems])
 
     @property
@@ -53,12 +57,12 @@ class ConfigError(SsdlabError, ValueError):
 
     def __str__(self) -> str:
         n = len(self.problems)
-        lines = [f"{self.source}: {n} problem{'' if n == 1 else 's'} in device description"]
+        lines = [f"{self.source}: {n} problem{'' if n == 1 else 's'} in {self.kind} description"]
         lines += [f"  {p.key}: {p.message}" for p in self.problems]
         return "\n".join(lines)
 
     def __reduce__(self):  # type: ignore[override]
-        return (type(self), (self.source, [tuple(p) for p in self.problems]))
+        return (type(self), (self.source, [tuple(p) for p in self.problems], self.kind))
 
 
 class WorkloadError(SsdlabError, ValueError):

@@ -95,6 +95,14 @@ def _config(r: Result) -> str:
     if inp.get("device_toml"):
         out += ("<details open><summary>device file (every default filled in)</summary><pre>"
                 + html.escape(inp["device_toml"]) + "</pre></details>")
+    if inp.get("system_toml"):
+        out += ("<details open><summary>system file (every default filled in)</summary><pre>"
+                + html.escape(inp["system_toml"]) + "</pre></details>")
+    if r.links:
+        out += _table(["link", "upper", "lower", "trained", "payload MB/s", "busy up", "busy down"],
+                      [[str(x.get("name")), str(x.get("upper")), str(x.get("lower")),
+                        f"Gen{x.get('generation')} x{x.get('lanes')}", f"{x.get('payload_bw_bytes_per_s', 0) / 1e6:,.0f}",
+                        f"{x.get('util_up', 0):.1%}", f"{x.get('util_down', 0):.1%}"] for x in r.links])
     if inp.get("job_fio"):
         out += "<details open><summary>fio job</summary><pre>" + html.escape(inp["job_fio"]) + "</pre></details>"
     if not inp:

@@ -162,6 +162,28 @@ class Result:
         self.ignored_options: List[Tuple[str, str]] = [
             (i.get("option", ""), i.get("reason", "")) for i in r.get("ignored_options", [])
         ]
+        #: A system's drives: drive name -> that drive's :class:`Result` (its
+        #: share of the host statistics, its own device counters; no time
+        #: series, which the core samples for the host as a whole); empty
+        #: for a one-drive device run.
+        self.drives: Dict[str, Result] = {
+            name: Result(self._drive_report(r, sub), {"drive": name}) for name, sub in (r.get("drives") or {}).items()
+        }
+        #: A system's PCIe links: one dict per link with ``name`` (the drive's,
+        #: or ``<switch>-up``), ``upper``, ``lower``, ``generation``, ``lanes``,
+        #: ``payload_bw_bytes_per_s``, ``util_up``, ``util_down`` (busy share
+        #: over the measured window), ``bytes_up``, ``bytes_down`` (payload,
+        #: whole run); empty for a device run.
+        self.links: List[Dict[str, Any]] = copy.deepcopy(r.get("links") or [])
+
+    @staticmethod
+    def _drive_report(system: Dict[str, Any], sub: Dict[str, Any]) -> Dict[str, Any]:
+        # The core gives each drive's report the system's time series (it
+        # samples the host once); a drive's own Result must not show the
+        # system's throughput as its own, so such a copy is left out.
+        if sub.get("timeseries") is not None and sub.get("timeseries") == system.get("timeseries"):
+            sub = {k: v for k, v in sub.items() if k != "timeseries"}
+        return sub
 
     def __getattr__(self, name: str) -> Any:
         # Report fields without a typed attribute (e.g. ``power``,
@@ -182,7 +204,11 @@ class Result:
     def inputs(self) -> Dict[str, Any]:
         """What was run: ``device_toml`` (every default filled in),
         ``device_source``, ``device_overrides``, ``job_fio``, ``job_source``,
-        ``seed``, ``precondition`` (empty for a report read from the CLI)."""
+        ``seed``, ``precondition`` (empty for a report read from the CLI).
+        A system's run records ``system_toml``, ``system_source``,
+        ``system_overrides``, ``system_device_overrides`` and
+        ``device_tomls`` (drive name -> device file) instead of the
+        ``device_*`` entries."""
         return copy.deepcopy(self._inputs)
 
     @property
@@ -229,19 +255,47 @@ class Result:
 
     # -- DataFrames ---------------------------------------------------------
 
+    @property
+    def is_system(self) -> bool:
+        """Whether this is the result of a :class:`ssdlab.System` run (with
+        :attr:`drives` and :attr:`links`)."""
+        return bool(self.drives)
+
+    def links_frame(self) -> "pd.DataFrame":
+        """:attr:`links` as a DataFrame, one row per link (empty for a device run)."""
+        import pandas as pd
+
+        cols = ["name", "upper", "lower", "generation", "lanes", "payload_bw_bytes_per_s", "util_up", "util_down",
+                "bytes_up", "bytes_down"]
+        return pd.DataFrame(self.links, columns=cols if not self.links else None)
+
+    @staticmethod
+    def _direction_rows(r: Dict[str, Any]) -> List[Dict[str, Any]]:
+        common = run_metrics(r)
+        rows = []
+        for d in ("read", "write", "trim", "flush"):
+            m = direction_metrics(r.get(d, {}) or {})
+            if m["ios"] or (d == "read" and not (r.get("write", {}) or {}).get("ios")):
+                rows.append({"direction": d, **m, **common})
+        return rows
+
     def to_pandas(self) -> "pd.DataFrame":
         """One row per direction that completed I/Os (``direction`` = read /
         write / trim / flush), with that direction's metrics (``iops``, ``bw_bytes_per_s``,
         ``lat_<p>_ns``, ...) and every run-level metric (``waf``, ``gc_*``,
-        ``util_*``, ``device_*``, ...)."""
+        ``util_*``, ``device_*``, ...).
+
+        A system's result has a first column ``drive``: ``"all"`` for the
+        aggregate's rows (every drive: the host's statistics over all of
+        them, device counters summed), then the rows of each drive under its
+        name (``"nvme0"``, ...). A device run's frame has no ``drive`` column."""
         import pandas as pd
 
-        common = run_metrics(self._r)
-        rows = []
-        for d in ("read", "write", "trim", "flush"):
-            m = direction_metrics(self._r.get(d, {}) or {})
-            if m["ios"] or (d == "read" and not (self._r.get("write", {}) or {}).get("ios")):
-                rows.append({"direction": d, **m, **common})
+        if not self.drives:
+            return pd.DataFrame(self._direction_rows(self._r))
+        rows = [{"drive": "all", **x} for x in self._direction_rows(self._r)]
+        for name, sub in self.drives.items():
+            rows += [{"drive": name, **x} for x in self._direction_rows(sub._r)]
         return pd.DataFrame(rows)
 
     @property
@@ -307,8 +361,9 @@ class Result:
 
     def summary(self) -> str:
         """A human-readable summary, like ``ssdlab run``'s."""
+        what = f"system {self.device_name}, {len(self.drives)} drives" if self.drives else f"device {self.device_name}"
         lines = [
-            f"ssdlab {self.version} — device {self.device_name} ({self.capacity_bytes / 1e9:.1f} GB exported, "
+            f"ssdlab {self.version} — {what} ({self.capacity_bytes / 1e9:.1f} GB exported, "
             f"{self.raw_bytes / 1e9:.1f} GB raw), seed {self.seed}",
             f"workload: {self.workload}   precondition: {self.precondition}",
             f"measured: {self.sim_time_ns / 1e6:.3f} ms simulated in {self.wall_time_s:.2f} s wall",
@@ -326,6 +381,16 @@ class Result:
             f"  WAF: {self.waf:.3f}   GC: {self.gc.runs} runs, {self.gc.pages_moved} pages moved, "
             f"{self.gc.blocks_erased} blocks erased"
         )
+        for name, d in self.drives.items():
+            lines.append(
+                f"drive {name} ({d.device_name}): read {d.read.iops:,.0f} IOPS {d.read.bw_mb_per_s:,.1f} MB/s, "
+                f"write {d.write.iops:,.0f} IOPS {d.write.bw_mb_per_s:,.1f} MB/s"
+            )
+        for link in self.links:
+            lines.append(
+                f"link {link.get('name')} ({link.get('upper')} - {link.get('lower')}, Gen{link.get('generation')} "
+                f"x{link.get('lanes')}): up {link.get('util_up', 0):.0%}, down {link.get('util_down', 0):.0%} busy"
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -7,16 +7,17 @@ import os
 from typing import Any, Callable, Dict, Optional, Union
 
 from . import _core
-from .device import Device
+from .device import Device, presets
 from .job import Job
 from .result import Result
+from .system import System, job_for_system, system_presets
 
 __all__ = ["run", "StopFlag", "interval_text", "DEFAULT_SEED"]
 
 DEFAULT_SEED: int = _core.DEFAULT_SEED
 StopFlag = _core.StopFlag
 
-DeviceLike = Union[Device, str, "os.PathLike[str]", None]
+DeviceLike = Union[Device, System, str, "os.PathLike[str]", None]
 JobLike = Union[Job, str, "os.PathLike[str]", None]
 ProgressFn = Callable[[Optional[float], int, float], None]
 
@@ -34,7 +35,20 @@ def interval_text(v: Union[str, float, int, None]) -> Optional[str]:
     return f"{ps}ps"
 
 
-def _inputs(dev: Device, job: Job, seed: int, precondition: str) -> Dict[str, Any]:
+def _inputs(dev: Union[Device, System], job: Job, seed: int, precondition: str) -> Dict[str, Any]:
+    if isinstance(dev, System):
+        return {
+            "system_toml": dev.to_toml(),
+            "system_source": dev.source,
+            "system_overrides": dev.overrides,
+            "system_device_overrides": [list(x) for x in dev.device_overrides],
+            "device_tomls": {n: dev.device(n).to_toml() for n in dev.drive_names},
+            "job_fio": job.text,
+            "job_source": job.source,
+            "job_name": job.name,
+            "seed": seed,
+            "precondition": precondition,
+        }
     return {
         "device_toml": dev.to_toml(),
         "device_source": dev.source,
@@ -58,9 +72,14 @@ def run(
     progress: Union[bool, ProgressFn] = False,
     stop: Optional["_core.StopFlag"] = None,
 ) -> Result:
-    """Simulate ``workload`` on ``device`` and return the :class:`Result`.
+    """Simulate ``workload`` on ``device`` (one drive, or a :class:`System`
+    of several) and return the :class:`Result`.
 
-    :param device: a :class:`Device`, a preset name or a TOML path (default ``pm9a3-960g``).
+    :param device: a :class:`Device`, a preset name or a TOML path (default
+        ``pm9a3-960g``), or a :class:`System`. A system's result has the
+        aggregate at the top level and one :class:`Result` per drive in
+        ``result.drives``, its links in ``result.links``; a system preset's
+        name is that system.
     :param workload: a :class:`Job` or a fio job file path (default: 4 KiB random read,
         QD32, 1M I/Os).
     :param seed: seed of every random stream; the same inputs and seed give
@@ -79,8 +98,16 @@ def run(
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.
     """
-    dev = Device.load(device) if device is not None else Device.default()
-    job = Job.load(workload)
+    dev: Union[Device, System]
+    if isinstance(device, System):
+        dev = device
+        job = job_for_system(Job.load(workload), device.drive_names)
+    elif isinstance(device, str) and device in system_presets() and device not in presets():
+        dev = System.preset(device)
+        job = job_for_system(Job.load(workload), dev.drive_names)
+    else:
+        dev = Device.load(device) if device is not None else Device.default()
+        job = Job.load(workload)
     bar = None
     cb: Optional[ProgressFn] = None
     if progress is True:

@@ -36,7 +36,7 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{}: {} problem{} in device description",
+            "{}: {} problem{}",
             self.source,
             self.problems.len(),
             if self.problems.len() == 1 { "" } else { "s" }

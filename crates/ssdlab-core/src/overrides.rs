@@ -91,7 +91,7 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Set `value` at `segs` in `root`, creating missing tables on the way.
-fn set(root: &mut Table, segs: &[Segment], value: Value) -> Result<(), String> {
+pub fn set(root: &mut Table, segs: &[Segment], value: Value) -> Result<(), String> {
     let mut cur: &mut Value = {
         let Some(Segment::Key(first)) = segs.first() else {
             return Err("a key path starts with a key".into());

@@ -555,6 +555,8 @@ impl Report {
                     wall_s,
                 );
                 r.ignored_options.clear();
+                // The time series is the host's, over every drive: at the top only.
+                r.timeseries = None;
                 r.events = 0;
                 r.wall_time_s = 0.0;
                 r.sim_ios_per_wall_s = 0.0;

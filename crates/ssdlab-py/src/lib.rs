@@ -17,6 +17,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use ssdlab_core::config::{ConfigError, ConfigProblem, Device, DeviceFile};
+use ssdlab_core::system::config::{SystemConfig, SystemFile};
 use ssdlab_core::units::{parse_time, Time};
 use ssdlab_core::workload::{fio, Workload, WorkloadError};
 use ssdlab_core::{simulate, RunSpec};
@@ -244,6 +245,91 @@ impl WorkloadHandle {
     }
 }
 
+/// A validated system: host, PCIe fabric (root complex, switches) and drives.
+#[pyclass(frozen, module = "ssdlab._core", name = "SystemHandle")]
+struct SystemHandle {
+    cfg: SystemConfig,
+    file: SystemFile,
+    source: String,
+}
+
+#[pymethods]
+impl SystemHandle {
+    /// System name.
+    #[getter]
+    fn name(&self) -> String {
+        self.cfg.name.clone()
+    }
+    /// One-line description.
+    #[getter]
+    fn description(&self) -> String {
+        self.cfg.description.clone()
+    }
+    /// Where the description came from (file name or `system preset NAME`).
+    #[getter]
+    fn source(&self) -> String {
+        self.source.clone()
+    }
+    /// The drives' names, in file order.
+    #[getter]
+    fn drive_names(&self) -> Vec<String> {
+        self.cfg.drives.iter().map(|d| d.name.clone()).collect()
+    }
+    /// The topology as resolved, as JSON: root complex, switches (with
+    /// their uplinks as trained) and drives (device, attachment, link).
+    fn info_json(&self) -> PyResult<String> {
+        use ssdlab_core::system::config::Parent;
+        let c = &self.cfg;
+        let parent = |p: Parent| match p {
+            Parent::Root => "root".to_string(),
+            Parent::Switch(j) => c.switches[j].name.clone(),
+        };
+        let bw = |l: &ssdlab_core::config::PcieConfig| {
+            ssdlab_core::pcie::Link::new(l).effective_bandwidth().0
+        };
+        let v = serde_json::json!({
+            "name": c.name,
+            "description": c.description,
+            "root_complex": {
+                "generation": c.root_generation,
+                "lanes": c.root_lanes,
+                "ports": c.root_ports,
+            },
+            "switches": c.switches.iter().map(|s| serde_json::json!({
+                "name": s.name,
+                "upstream": parent(s.upstream),
+                "upstream_generation": s.uplink.generation,
+                "upstream_lanes": s.uplink.lanes,
+                "uplink_payload_bw_bytes_per_s": bw(&s.uplink),
+                "downstream_generation": s.downstream_generation,
+                "downstream_lanes": s.downstream_lanes,
+                "ports": s.ports,
+                "latency_ns": s.latency.as_ns_f64(),
+                "power_w": s.power_w,
+            })).collect::<Vec<_>>(),
+            "drives": c.drives.iter().map(|d| serde_json::json!({
+                "name": d.name,
+                "device": d.device.name,
+                "attach": parent(d.attach),
+                "generation": d.link.generation,
+                "lanes": d.link.lanes,
+                "payload_bw_bytes_per_s": bw(&d.link),
+                "capacity_bytes": d.device.capacity_bytes(),
+                "memory_bytes": ssdlab_core::device::memory_estimate(&d.device),
+            })).collect::<Vec<_>>(),
+        });
+        serde_json::to_string(&v).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// The system file as JSON, every default filled in (values as written in TOML).
+    fn file_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.file).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    /// The system file as TOML, every default filled in and every override applied.
+    fn to_toml(&self) -> PyResult<String> {
+        toml::to_string_pretty(&self.file).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
 /// A flag another Python thread can set to stop a running simulation.
 #[pyclass(frozen, module = "ssdlab._core", name = "StopFlag")]
 #[derive(Default)]
@@ -296,19 +382,16 @@ fn default_device() -> &'static str {
     ssdlab_core::config::DEFAULT_DEVICE
 }
 
-/// Parse a device file, apply `overrides` ((key path, value) pairs) and
-/// validate; raises `ssdlab.ConfigError` with every problem.
-#[pyfunction]
-#[pyo3(signature = (text, source, overrides = Vec::new()))]
-fn load_device(
+/// (key path, Python value) pairs as TOML overrides; a value TOML cannot
+/// hold is a `ConfigError` problem at its key.
+fn toml_overrides(
     py: Python<'_>,
-    text: &str,
     source: &str,
-    overrides: Vec<(String, Bound<'_, PyAny>)>,
-) -> PyResult<DeviceHandle> {
+    overrides: &[(String, Bound<'_, PyAny>)],
+) -> PyResult<Vec<(String, toml::Value)>> {
     let mut ov = Vec::with_capacity(overrides.len());
     let mut bad = Vec::new();
-    for (k, v) in &overrides {
+    for (k, v) in overrides {
         match to_toml(v) {
             Ok(t) => ov.push((k.clone(), t)),
             Err(m) => bad.push(ConfigProblem {
@@ -326,12 +409,122 @@ fn load_device(
             },
         ));
     }
+    Ok(ov)
+}
+
+/// Parse a device file, apply `overrides` ((key path, value) pairs) and
+/// validate; raises `ssdlab.ConfigError` with every problem.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides = Vec::new()))]
+fn load_device(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    overrides: Vec<(String, Bound<'_, PyAny>)>,
+) -> PyResult<DeviceHandle> {
+    let ov = toml_overrides(py, source, &overrides)?;
     // The same door as the CLI's device files and `--set`: extends chain,
     // shorthands, overrides, validation.
     let (file, dev) =
         ssdlab_core::compose::load(text, source, &ov).map_err(|e| config_error(py, e))?;
     Ok(DeviceHandle {
         dev,
+        file,
+        source: source.to_string(),
+    })
+}
+
+/// The system presets: (name, description) pairs.
+#[pyfunction]
+fn system_presets() -> Vec<(String, String)> {
+    use ssdlab_core::system::config::{system_preset_names, system_preset_text};
+    system_preset_names()
+        .into_iter()
+        .map(|n| {
+            let d = system_preset_text(&n)
+                .and_then(|t| SystemFile::from_toml_str(t, &n).ok())
+                .map(|f| f.description)
+                .unwrap_or_default();
+            (n, d)
+        })
+        .collect()
+}
+
+/// The TOML text of a system preset, or None.
+#[pyfunction]
+fn system_preset_text(name: &str) -> Option<String> {
+    ssdlab_core::system::config::system_preset_text(name).map(str::to_string)
+}
+
+/// One drive device given as text: (reference as the system file writes it
+/// in `device = "..."`, TOML text, source, overrides).
+type DeviceText<'py> = (String, String, String, Vec<(String, Bound<'py, PyAny>)>);
+
+/// Parse a system file, apply `overrides` of its keys ((key path, value)
+/// pairs) and validate, with every drive's device loaded as the CLI does
+/// (a preset, or a file relative to the system file) unless `devices`
+/// gives its text; `device_overrides` ((drive name or "*", key path,
+/// value)) change the drives' devices. Raises `ssdlab.ConfigError` with
+/// every problem.
+#[pyfunction]
+#[pyo3(signature = (text, source, overrides = Vec::new(), devices = Vec::new(), device_overrides = Vec::new()))]
+fn load_system(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    overrides: Vec<(String, Bound<'_, PyAny>)>,
+    devices: Vec<DeviceText<'_>>,
+    device_overrides: Vec<(String, String, Bound<'_, PyAny>)>,
+) -> PyResult<SystemHandle> {
+    use ssdlab_core::system::config::{load_drive_device, load_system_with, source_dir};
+    let ov = toml_overrides(py, source, &overrides)?;
+    let mut given = Vec::with_capacity(devices.len());
+    for (r, t, src, o) in &devices {
+        given.push((
+            r.clone(),
+            t.clone(),
+            src.clone(),
+            toml_overrides(py, src, o)?,
+        ));
+    }
+    let mut dov: Vec<(String, String, toml::Value)> = Vec::new();
+    let mut bad = Vec::new();
+    for (d, k, v) in &device_overrides {
+        match to_toml(v) {
+            Ok(t) => dov.push((d.clone(), k.clone(), t)),
+            Err(m) => bad.push(ConfigProblem {
+                key: k.clone(),
+                message: m,
+            }),
+        }
+    }
+    if !bad.is_empty() {
+        return Err(config_error(
+            py,
+            ConfigError {
+                source: source.to_string(),
+                problems: bad,
+            },
+        ));
+    }
+    let dir = source_dir(source);
+    let (file, cfg) = load_system_with(text, source, &ov, |_, d| {
+        let extra: Vec<(String, toml::Value)> = dov
+            .iter()
+            .filter(|(who, _, _)| who == "*" || *who == d.name)
+            .map(|(_, k, v)| (k.clone(), v.clone()))
+            .collect();
+        match given.iter().find(|(r, ..)| *r == d.device) {
+            Some((_, t, src, o)) => {
+                let all: Vec<_> = o.iter().cloned().chain(extra).collect();
+                Ok(ssdlab_core::compose::load(t, src, &all)?.1)
+            }
+            None => load_drive_device(&d.device, &dir, &extra),
+        }
+    })
+    .map_err(|e| config_error(py, e))?;
+    Ok(SystemHandle {
+        cfg,
         file,
         source: source.to_string(),
     })
@@ -377,7 +570,7 @@ enum Stop {
     Flag,
 }
 
-/// Run one simulation. Returns (report JSON, seconds spent in this call
+/// Run one simulation of a device or a system. Returns (report JSON, seconds spent in this call
 /// outside the interpreter: validation of the run, preconditioning, the
 /// simulation and the report).
 ///
@@ -390,7 +583,7 @@ enum Stop {
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
-    device: &Bound<'_, DeviceHandle>,
+    device: &Bound<'_, PyAny>,
     workload: &Bound<'_, WorkloadHandle>,
     seed: u64,
     precondition: &str,
@@ -415,12 +608,24 @@ fn run(
             Some(t)
         }
     };
-    let dev: &DeviceHandle = device.get();
+    // A device, or a system of several (the spec's device is then the
+    // first drive's, as simulate_system wants one set).
+    let (dev, sys): (&Device, Option<&SystemConfig>) = if let Ok(d) = device.cast::<DeviceHandle>()
+    {
+        (&d.get().dev, None)
+    } else if let Ok(h) = device.cast::<SystemHandle>() {
+        let c = &h.get().cfg;
+        (&c.drives[0].device, Some(c))
+    } else {
+        return Err(PyTypeError::new_err(
+            "device: expected a DeviceHandle or a SystemHandle",
+        ));
+    };
     let wl: &WorkloadHandle = workload.get();
     let flag: Option<Arc<AtomicBool>> = stop.map(|s| s.get().0.clone());
     let outcome: Result<(String, f64), Result<SimError, Stop>> = py.detach(move || {
         let t0 = Instant::now();
-        let mut spec = RunSpec::new(dev.dev.clone(), wl.wl.clone(), wl.name.clone());
+        let mut spec = RunSpec::new(dev.clone(), wl.wl.clone(), wl.name.clone());
         spec.seed = seed;
         spec.precondition = pre;
         spec.sample_interval = interval;
@@ -456,7 +661,11 @@ fn run(
         let stop_all = || stopped.borrow().is_some() || stop_cb();
         // The drive (mapping tables included) is freed inside simulate, so
         // that time is counted as core time too.
-        let ran = simulate(&spec, &mut progress_cb, &stop_all);
+        let ran = match sys {
+            Some(c) => ssdlab_core::simulate_system(c.clone(), &spec, &mut progress_cb, &stop_all)
+                .map(|(r, _)| r),
+            None => simulate(&spec, &mut progress_cb, &stop_all),
+        };
         if let Some(s) = stopped.into_inner() {
             return Err(Err(s));
         }
@@ -537,11 +746,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_SEED", ssdlab_core::DEFAULT_SEED)?;
     m.add_class::<DeviceHandle>()?;
     m.add_class::<WorkloadHandle>()?;
+    m.add_class::<SystemHandle>()?;
     m.add_class::<StopFlag>()?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_text, m)?)?;
     m.add_function(wrap_pyfunction!(default_device, m)?)?;
     m.add_function(wrap_pyfunction!(load_device, m)?)?;
+    m.add_function(wrap_pyfunction!(system_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(system_preset_text, m)?)?;
+    m.add_function(wrap_pyfunction!(load_system, m)?)?;
     m.add_function(wrap_pyfunction!(parse_fio, m)?)?;
     m.add_function(wrap_pyfunction!(default_workload, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time_ns, m)?)?;

@@ -29,7 +29,7 @@ use crate::compose::{self, Composed};
 use crate::config::{ConfigError, ConfigProblem, Device, PcieConfig};
 use crate::units::{parse_bytes, parse_percent, parse_power, parse_time, Bytes, Time};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `[root_complex]`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -319,6 +319,19 @@ impl SystemFile {
     /// Check the topology and every value; load each drive's device
     /// (relative paths against `dir`). Every problem, with its key path.
     pub fn resolve(&self, source: &str, dir: &Path) -> Result<SystemConfig, ConfigError> {
+        self.resolve_with(source, |_, d| load_device(&d.device, dir))
+    }
+
+    /// [`SystemFile::resolve`] with each drive's device made by
+    /// `device(drive_index, drive)` instead of loaded from `drive.device`
+    /// (Python's `System.build` gives devices as TOML text, and device
+    /// overrides per drive). A device's problems are reported under
+    /// `drive[i].device`, as for a file.
+    pub fn resolve_with(
+        &self,
+        source: &str,
+        mut device: impl FnMut(usize, &DriveFile) -> Result<Device, ConfigError>,
+    ) -> Result<SystemConfig, ConfigError> {
         let mut p = Problems(Vec::new());
         if self.name.trim().is_empty() {
             p.push("name", "must not be empty");
@@ -330,14 +343,18 @@ impl SystemFile {
             p.push("root_complex.ports", "must be at least 1");
         }
         let mps = p.bytes("root_complex.max_payload", &r.max_payload);
-        if mps.0 != 0 && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0)) {
+        if parse_bytes(&r.max_payload).is_ok()
+            && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0))
+        {
             p.push(
                 "root_complex.max_payload",
                 format!("{mps} is not a PCIe max payload size (128B to 4096B, power of two)"),
             );
         }
         let mrrs = p.bytes("root_complex.max_read_request", &r.max_read_request);
-        if mrrs.0 != 0 && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0)) {
+        if parse_bytes(&r.max_read_request).is_ok()
+            && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0))
+        {
             p.push(
                 "root_complex.max_read_request",
                 format!("{mrrs} is not a PCIe max read request size (128B to 4096B, power of two)"),
@@ -509,7 +526,7 @@ impl SystemFile {
         for (i, d) in self.drives.iter().enumerate() {
             let k = |f: &str| format!("drive[{i}].{f}");
             let attach = parent_of(&mut p, k("attach"), &d.attach);
-            let device = match load_device(&d.device, dir) {
+            let device = match device(i, d) {
                 Ok(dev) => Some(dev),
                 Err(e) => {
                     for q in e.problems {
@@ -688,6 +705,161 @@ impl SystemConfig {
                 device,
                 attach: Parent::Root,
             }],
+        }
+    }
+}
+
+// Composing a system from code (Python's `ssdlab.System`): overrides of the
+// system file's keys, devices given as text, device overrides per drive.
+
+/// The directory a system named `source` resolves relative device paths
+/// against: the file's own directory if `source` is a file, else `.`.
+pub fn source_dir(source: &str) -> PathBuf {
+    let p = Path::new(source);
+    if p.is_file() {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    } else {
+        PathBuf::from(".")
+    }
+}
+
+fn read_back_system(t: &toml::Table) -> Result<SystemFile, String> {
+    toml::Value::Table(t.clone())
+        .try_into::<SystemFile>()
+        .map_err(|e| {
+            e.to_string()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+}
+
+/// Parse a system file's text (with its `extends` chain) and apply
+/// `overrides` at their key paths (`switch[0].upstream_lanes`,
+/// `root_complex.lanes`, `drive[1].attach`), each checked alone on the file
+/// so that a problem (unknown key, index out of range, wrong type) is keyed
+/// by its override's path. A bare number where the file wants a string with
+/// a unit (`switch[0].latency = 150`) is read as that string, as
+/// `--set` does for device files. Returns the edited file and the overrides
+/// as applied. The values are not checked yet: see [`SystemFile::resolve`].
+pub fn apply_system_overrides(
+    text: &str,
+    source: &str,
+    overrides: &[compose::Override],
+) -> Result<(SystemFile, Vec<compose::Override>), ConfigError> {
+    let file = SystemFile::from_toml_str(text, source)?;
+    if overrides.is_empty() {
+        return Ok((file, Vec::new()));
+    }
+    let base = compose::compose_system(text, source)?.table;
+    let mut all = base.clone();
+    let mut applied = Vec::with_capacity(overrides.len());
+    let mut problems = Vec::new();
+    let bad = |problems: &mut Vec<ConfigProblem>, key: &str, message: String| {
+        problems.push(ConfigProblem {
+            key: key.to_string(),
+            message,
+        })
+    };
+    for (path, value) in overrides {
+        let path = path.trim();
+        let segs = match crate::overrides::parse_path(path) {
+            Ok(s) => s,
+            Err(m) => {
+                bad(&mut problems, path, m);
+                continue;
+            }
+        };
+        let try_one = |v: &toml::Value| {
+            let mut alone = base.clone();
+            crate::overrides::set(&mut alone, &segs, v.clone())
+                .and_then(|()| read_back_system(&alone))
+        };
+        let mut value = value.clone();
+        let mut checked = try_one(&value);
+        if matches!(&checked, Err(m) if m.contains("expected a string"))
+            && matches!(value, toml::Value::Integer(_) | toml::Value::Float(_))
+        {
+            let as_text = toml::Value::String(value.to_string());
+            if let Ok(f) = try_one(&as_text) {
+                value = as_text;
+                checked = Ok(f);
+            }
+        }
+        if let Err(m) = checked {
+            bad(&mut problems, path, m);
+            continue;
+        }
+        if let Err(m) = crate::overrides::set(&mut all, &segs, value.clone()) {
+            bad(&mut problems, path, m);
+            continue;
+        }
+        applied.push((path.to_string(), value));
+    }
+    if problems.is_empty() {
+        match read_back_system(&all) {
+            Ok(f) => return Ok((f, applied)),
+            Err(m) => bad(&mut problems, "(overrides)", m),
+        }
+    }
+    Err(ConfigError {
+        source: source.to_string(),
+        problems,
+    })
+}
+
+/// A drive's device as [`SystemFile::resolve`] loads it (`name` a preset,
+/// or a device file relative to `dir`), with device `overrides` applied
+/// (see [`crate::compose::load`]).
+pub fn load_drive_device(
+    name: &str,
+    dir: &Path,
+    overrides: &[compose::Override],
+) -> Result<Device, ConfigError> {
+    if overrides.is_empty() {
+        return load_device(name, dir);
+    }
+    if let Some(t) = crate::config::preset_text(name) {
+        return Ok(compose::load(&t, &format!("preset {name}"), overrides)?.1);
+    }
+    let p = dir.join(name);
+    Device::load_with(&p.display().to_string(), overrides)
+}
+
+/// The whole door for a system built in code: the file's `extends` chain,
+/// `overrides` of its keys ([`apply_system_overrides`]), and every check of
+/// [`SystemFile::resolve`], each drive's device made by `device(index,
+/// drive)`. A problem in a value an override set says so (`(set by
+/// override switch[0].upstream_lanes = 32)`). Returns the file as edited
+/// (for `to_toml`) and the resolved system.
+pub fn load_system_with(
+    text: &str,
+    source: &str,
+    overrides: &[compose::Override],
+    device: impl FnMut(usize, &DriveFile) -> Result<Device, ConfigError>,
+) -> Result<(SystemFile, SystemConfig), ConfigError> {
+    let (file, applied) = apply_system_overrides(text, source, overrides)?;
+    match file.resolve_with(source, device) {
+        Ok(cfg) => Ok((file, cfg)),
+        Err(mut e) => {
+            for p in &mut e.problems {
+                let by_override = applied.iter().rev().find(|(k, _)| {
+                    *k == p.key
+                        || p.key.starts_with(&format!("{k}."))
+                        || p.key.starts_with(&format!("{k}["))
+                        || k.starts_with(&format!("{}.", p.key))
+                        || k.starts_with(&format!("{}[", p.key))
+                });
+                if let Some((k, v)) = by_override {
+                    p.message = format!("{} (set by override {k} = {v})", p.message);
+                }
+            }
+            Err(e)
         }
     }
 }
