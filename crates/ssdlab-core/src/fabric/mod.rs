@@ -59,6 +59,8 @@ pub struct Fabric {
     switch_latency: Vec<Time>,
     /// Some links are shared (a switch): they need [`Fabric::advance`].
     shared_links: bool,
+    /// One root port and one drive: every transfer is `links[0]`'s own.
+    single: bool,
 }
 
 /// One hop of a transfer: link, direction, switch crossed before it.
@@ -141,6 +143,7 @@ impl Fabric {
             down: vec![vec![(0, Dir::Down, None)]],
             switch_latency: Vec::new(),
             shared_links: false,
+            single: true,
         }
     }
 
@@ -204,6 +207,7 @@ impl Fabric {
             down: Vec::new(),
             switch_latency: switches.iter().map(|s| s.latency).collect(),
             shared_links: !switches.is_empty(),
+            single: false,
         };
         f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
         f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
@@ -212,7 +216,7 @@ impl Fabric {
 
     /// The event loop's clock has reached `now`: nothing is booked earlier
     /// from now on (shared links forget the past).
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self, now: Time) {
         if self.shared_links {
             for l in &mut self.links {
@@ -279,6 +283,9 @@ impl Fabric {
     /// when they arrive.
     #[inline]
     pub fn host_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.single {
+            return self.links[0].host_write(now, bytes);
+        }
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].host_write(now, bytes);
         }
@@ -297,6 +304,9 @@ impl Fabric {
     /// returns when all the data is in the drive.
     #[inline]
     pub fn device_read(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.single {
+            return self.links[0].device_read(now, bytes);
+        }
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_read(now, bytes);
         }
@@ -325,6 +335,9 @@ impl Fabric {
     /// MSI-X); returns when the last byte is at the host.
     #[inline]
     pub fn device_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
+        if self.single {
+            return self.links[0].device_write(now, bytes);
+        }
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_write(now, bytes);
         }
@@ -339,7 +352,11 @@ impl Fabric {
     }
 
     /// Time of a [`Fabric::device_read`] of `bytes` over an idle path.
+    #[inline]
     pub fn device_read_time(&self, port: usize, bytes: u64) -> Time {
+        if self.single {
+            return self.links[0].device_read_time(bytes);
+        }
         let p = &self.paths[port];
         if p.len() == 1 {
             return self.links[p[0].link].device_read_time(bytes);
@@ -352,7 +369,11 @@ impl Fabric {
     }
 
     /// Time of a [`Fabric::device_write`] of `bytes` over an idle path.
+    #[inline]
     pub fn device_write_time(&self, port: usize, bytes: u64) -> Time {
+        if self.single {
+            return self.links[0].device_write_time(bytes);
+        }
         let p = &self.paths[port];
         if p.len() == 1 {
             return self.links[p[0].link].device_write_time(bytes);
