@@ -42,6 +42,15 @@ pub struct Submission {
     pub ready: Time,
 }
 
+/// The drives as the host sees them: where a command goes.
+pub(crate) trait Drives {
+    /// A command for `lpn` is about to be submitted to drive `d` (a hint: no
+    /// timing, no state).
+    fn hint(&mut self, d: u16, lpn: u32);
+    /// Put `sub` on its drive's submission queue and ring the doorbell.
+    fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission);
+}
+
 /// What the host knows of one drive: the name jobs address it by, and its description.
 #[derive(Clone, Copy)]
 pub struct DriveView<'a> {
@@ -550,7 +559,7 @@ impl Host {
         submit: &mut S,
     ) -> Result<(), SimError>
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let h = &mut self.queues[q as usize];
         if h.waiting || h.started || h.done {
@@ -578,7 +587,7 @@ impl Host {
     /// (rate caps) and it is not thinking.
     pub(crate) fn fill<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         loop {
             let h = &mut self.queues[q as usize];
@@ -652,7 +661,7 @@ impl Host {
     /// job has ended, start the jobs that were waiting for it.
     fn check_finished<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let h = &mut self.queues[q as usize];
         if h.finished || !h.done || h.outstanding > 0 {
@@ -710,7 +719,7 @@ impl Host {
         eq: &mut EventQueue<Event>,
         submit: &mut S,
     ) where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let ramp = self.jobs[k].ramp;
         for qq in self.jobs[k].queues.clone() {
@@ -751,13 +760,16 @@ impl Host {
     /// ring its doorbell (the drive's part is `submit`).
     fn submit_io<S>(&mut self, q: u32, at: Time, io: Io, eq: &mut EventQueue<Event>, submit: &mut S)
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let h = &mut self.queues[q as usize];
         let (d, sq) = h.targets[h.next_target];
         if h.targets.len() > 1 {
             h.next_target = (h.next_target + 1) % h.targets.len();
         }
+        // Tell the drive what is coming first, so it can start fetching its
+        // mapping entry while the host does its own part.
+        submit.hint(d, io.lpn);
         let (_, ready) = h.cpu.reserve(at, self.submit_overhead);
         if let Some(js) = self.job_stats.as_mut() {
             js[q as usize].submitted(h.outstanding);
@@ -787,7 +799,7 @@ impl Host {
         };
         self.outstanding += 1;
         self.last_cmd = Some(id);
-        submit(
+        submit.submit(
             eq,
             Submission {
                 cmd: id,
@@ -809,7 +821,7 @@ impl Host {
         submit: &mut S,
     ) -> Result<(), SimError>
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let now = eq.now();
         let h = &mut self.queues[q as usize];
@@ -844,7 +856,7 @@ impl Host {
         submit: &mut S,
     ) -> Result<(), SimError>
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let limit = self.queue_limit;
         let h = &mut self.queues[q as usize];
@@ -868,7 +880,7 @@ impl Host {
     /// A rate-capped queue's held I/O is due.
     pub(crate) fn wake<S>(&mut self, q: u32, now: Time, eq: &mut EventQueue<Event>, submit: &mut S)
     where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         self.queues[q as usize].wake_pending = false;
         self.fill(q, now, eq, submit);
@@ -882,7 +894,7 @@ impl Host {
         eq: &mut EventQueue<Event>,
         submit: &mut S,
     ) where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         self.queues[q as usize].sleeping = false;
         self.fill(q, now, eq, submit);
@@ -897,7 +909,7 @@ impl Host {
         eq: &mut EventQueue<Event>,
         submit: &mut S,
     ) where
-        S: FnMut(&mut EventQueue<Event>, Submission),
+        S: Drives,
     {
         let c = self.cmds[cmd as usize];
         let (_, end) = self.queues[c.q as usize]

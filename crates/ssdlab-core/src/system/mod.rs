@@ -410,10 +410,23 @@ impl System {
 }
 
 /// How the host hands a command to the drive it names.
-#[inline]
-fn submitter<'a>(
+struct Submitter<'a> {
     drives: &'a mut [Drive],
     fabric: &'a mut Fabric,
-) -> impl FnMut(&mut EventQueue<Event>, Submission) + 'a {
-    move |eq, sub| drives[sub.d as usize].submit(sub, eq, fabric)
+}
+
+impl crate::host::Drives for Submitter<'_> {
+    #[inline]
+    fn hint(&mut self, d: u16, lpn: u32) {
+        self.drives[d as usize].prefetch(lpn);
+    }
+    #[inline]
+    fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission) {
+        self.drives[sub.d as usize].submit(sub, eq, self.fabric)
+    }
+}
+
+#[inline]
+fn submitter<'a>(drives: &'a mut [Drive], fabric: &'a mut Fabric) -> Submitter<'a> {
+    Submitter { drives, fabric }
 }
