@@ -13,7 +13,7 @@
 //! read requests up, completions down) → DRAM → acknowledged (write-back).
 //! Full program units are flushed from the buffer to the next free parallel
 //! unit in striping order; GC relocations go through the same buffer.
-//! ([`datapath`] holds the command path, [`backend`] what lies behind the
+//! (`datapath.rs` holds the command path, `backend.rs` what lies behind the
 //! buffer.)
 
 mod backend;

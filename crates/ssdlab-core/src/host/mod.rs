@@ -4,8 +4,8 @@
 //! `startdelay`, `exitall`), and the per-direction and per-job statistics.
 //!
 //! The host hands each command to a drive as a [`Submission`] (through the
-//! closure the event loop gives it) and learns of its completion from an
-//! [`Event::HostDone`]; it never sees the drive's internals.
+//! `Drives` door the event loop gives it) and learns of its completion from
+//! an [`Event::HostDone`]; it never sees the drive's internals.
 
 pub(crate) mod queue;
 pub(crate) mod trace_feed;
