@@ -171,6 +171,9 @@ struct TraceArgs {
     /// Replay only this device/volume (as written in the trace).
     #[arg(long, requires = "trace")]
     trace_device: Option<String>,
+    /// On a system of several drives: which trace device replays on which drive, as TRACE_DEVICE=DRIVE pairs joined by ',' (e.g. "hm_0=nvme0,hm_1=nvme1" for MSR), or by ';' when devices contain ',' (blkparse "8,16=nvme0;8,32=nvme1").
+    #[arg(long, requires = "trace", value_name = "DEV=DRIVE,...")]
+    trace_drives: Option<String>,
     /// Start of the time window (e.g. "10s", "500ms"), from the first record.
     #[arg(long, requires = "trace")]
     trace_start: Option<String>,
@@ -385,6 +388,10 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 }
                 (None, _) => load_workload(&job)?,
             };
+            let mut workload = workload;
+            if let Some(map) = &trace.trace_drives {
+                workload.trace_drives = parse_trace_drives(map)?;
+            }
             let pre = match precondition {
                 Pre::Fresh => Precondition::Fresh,
                 Pre::Fill => Precondition::Fill,
@@ -598,6 +605,28 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `--trace-drives`: TRACE_DEVICE=DRIVE pairs joined by ',' (or ';').
+fn parse_trace_drives(map: &str) -> Result<Vec<(String, String)>, String> {
+    let sep = if map.contains(';') { ';' } else { ',' };
+    let mut out = Vec::new();
+    for pair in map.split(sep).map(str::trim).filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some((d, n)) if !d.trim().is_empty() && !n.trim().is_empty() => {
+                out.push((d.trim().to_string(), n.trim().to_string()))
+            }
+            _ => {
+                return Err(format!(
+                    "--trace-drives: '{pair}' is not TRACE_DEVICE=DRIVE (pairs joined by ',', or by ';' when devices contain ',')"
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("--trace-drives: no TRACE_DEVICE=DRIVE pair".into());
+    }
+    Ok(out)
 }
 
 /// A TOML file with `[[drive]]` tables is a system file.

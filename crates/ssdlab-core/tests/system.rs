@@ -413,3 +413,73 @@ fn the_seed002_preset_resolves_to_its_topology() {
     .unwrap();
     assert_eq!(f.drives.len(), 4, "extends a system preset");
 }
+
+#[test]
+fn a_trace_replays_each_mapped_device_on_its_drive() {
+    use ssdlab_core::workload::trace::{Remap, TraceFilter};
+    use ssdlab_core::workload::{Replay, TraceSpec, Workload};
+    let d = dir("trace");
+    // MSR records: 300 on disk hm_0, 200 on hm_1, 100 on hm_2 (not mapped).
+    let mut t = String::new();
+    for i in 0..600u64 {
+        let disk = if i % 6 < 3 {
+            0
+        } else if i % 6 < 5 {
+            1
+        } else {
+            2
+        };
+        let op = if i % 2 == 0 { "Read" } else { "Write" };
+        t += &format!(
+            "{},hm,{disk},{op},{},4096,10\n",
+            128166372000000000u64 + i * 1000,
+            (i * 7919 % 4096) * 4096
+        );
+    }
+    let path = d.join("t.csv");
+    std::fs::write(&path, t).unwrap();
+    let cfg = load(&d, &switch_system(2, 8)).unwrap();
+    let dev = cfg.drives[0].device.clone();
+    let trace = |map: &[(&str, &str)]| Workload {
+        trace: Some(TraceSpec {
+            path: path.clone(),
+            format: None,
+            replay: Replay::Closed { iodepth: 4 },
+            filter: TraceFilter::default(),
+            remap: Remap::Wrap,
+        }),
+        trace_drives: map
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        ..Workload::default()
+    };
+    let run = |w: Workload| {
+        let mut s = RunSpec::new(dev.clone(), w, "t.csv");
+        s.precondition = Precondition::Fresh;
+        simulate_system(cfg.clone(), &s, &mut |_| {}, &|| false)
+    };
+    let r = run(trace(&[("hm_0", "nvme1"), ("hm_1", "nvme0")]))
+        .unwrap()
+        .0;
+    let ios = |n: &str| r.drives[n].read.ios + r.drives[n].write.ios;
+    assert_eq!(ios("nvme1"), 300, "hm_0 replays on nvme1");
+    assert_eq!(ios("nvme0"), 200, "hm_1 replays on nvme0");
+    assert_eq!(r.read.ios + r.write.ios, 500, "hm_2 is not mapped");
+    // Errors: no map on several drives; a drive that does not exist.
+    let e = run(trace(&[])).unwrap_err().to_string();
+    assert!(
+        e.contains("needs --trace-drives TRACE_DEVICE=DRIVE") && e.contains("nvme0, nvme1"),
+        "{e}"
+    );
+    let e = run(trace(&[("hm_0", "nvme9")])).unwrap_err().to_string();
+    assert!(e.contains("'nvme9' is not a drive of this system"), "{e}");
+    // A map on a one-drive run is refused, not ignored.
+    let mut s = RunSpec::new(dev.clone(), trace(&[("hm_0", "nvme0")]), "t.csv");
+    s.precondition = Precondition::Fresh;
+    let e = simulate_quiet(&s).unwrap_err().to_string();
+    assert!(
+        e.contains("--trace-drives maps a trace's devices onto the drives of a system"),
+        "{e}"
+    );
+}

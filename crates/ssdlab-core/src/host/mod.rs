@@ -365,37 +365,77 @@ impl Host {
         }
         if let Some(ts) = &workload.trace {
             let file = ts.path.display().to_string();
-            if drives.len() > 1 {
-                return Err(werr(&file, None, format!("a --trace replay on a system of {} drives is not supported yet; replay it as a job: read_iolog=FILE (or ssdlab_trace=FILE) with filename=DRIVE", drives.len())));
-            }
-            let dev = drives[0].dev;
-            let lpns = lpns_of(0);
-            let src = trace_source(ts, lpns * unit_bytes, unit_bytes, dev.cache.write_buffer.0)?;
-            let depth = match ts.replay {
-                Replay::Closed { iodepth } => iodepth,
-                Replay::Open { speed } => {
-                    if !(speed > 0.0 && speed.is_finite()) {
+            // Which drives replay which of the trace's devices.
+            let routes: Vec<(Option<String>, usize)> = if workload.trace_drives.is_empty() {
+                if drives.len() > 1 {
+                    return Err(werr(&file, None, format!("a trace replay on a system of {} drives needs --trace-drives TRACE_DEVICE=DRIVE,... (the trace's devices: `ssdlab trace stats FILE`; drives: {})", drives.len(), drives.iter().map(|d| d.name).collect::<Vec<_>>().join(", "))));
+                }
+                vec![(None, 0)]
+            } else {
+                if drives.len() == 1 {
+                    return Err(werr(&file, Some("trace-drives"), "--trace-drives maps a trace's devices onto the drives of a system (--system); on one drive, pick a device with --trace-device".into()));
+                }
+                if ts.filter.device.is_some() {
+                    return Err(werr(&file, Some("trace-drives"), "--trace-device and --trace-drives together: the map already picks the devices".into()));
+                }
+                let mut r = Vec::new();
+                for (tdev, name) in &workload.trace_drives {
+                    let Some(i) = drives.iter().position(|d| d.name == name.as_str()) else {
                         return Err(werr(
                             &file,
-                            None,
-                            format!("replay speed {speed} must be a positive number"),
+                            Some("trace-drives"),
+                            format!(
+                                "'{name}' is not a drive of this system (drives: {})",
+                                drives.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+                            ),
                         ));
+                    };
+                    if drives[i].dev.ftl.mapping_unit.0 != unit_bytes {
+                        return Err(werr(&file, Some("trace-drives"), format!("drive '{name}' maps {} units but '{}' maps {}: a trace's drives need one mapping unit", drives[i].dev.ftl.mapping_unit, drives[0].name, drives[0].dev.ftl.mapping_unit)));
                     }
-                    0
+                    r.push((Some(tdev.clone()), i));
                 }
+                r
             };
-            if depth >= dev.nvme.max_queue_depth {
-                return Err(werr(
-                    &file,
-                    None,
-                    format!(
-                        "iodepth {depth} exceeds the device's queue size ({} entries)",
-                        dev.nvme.max_queue_depth
-                    ),
-                ));
+            for (tdev, i) in routes {
+                let dev = drives[i].dev;
+                let lpns = lpns_of(i);
+                let mut one = ts.clone();
+                if tdev.is_some() {
+                    one.filter.device = tdev;
+                }
+                let src = trace_source(
+                    &one,
+                    lpns * unit_bytes,
+                    unit_bytes,
+                    dev.cache.write_buffer.0,
+                )?;
+                let depth = match ts.replay {
+                    Replay::Closed { iodepth } => iodepth,
+                    Replay::Open { speed } => {
+                        if !(speed > 0.0 && speed.is_finite()) {
+                            return Err(werr(
+                                &file,
+                                None,
+                                format!("replay speed {speed} must be a positive number"),
+                            ));
+                        }
+                        0
+                    }
+                };
+                if depth >= dev.nvme.max_queue_depth {
+                    return Err(werr(
+                        &file,
+                        None,
+                        format!(
+                            "iodepth {depth} exceeds the device's queue size ({} entries)",
+                            dev.nvme.max_queue_depth
+                        ),
+                    ));
+                }
+                hosts.push(HostQueue::new(src, depth, usize::MAX, None));
+                queue_targets.push(vec![i]);
             }
-            hosts.push(HostQueue::new(src, depth, usize::MAX, None));
-            queue_targets.push(vec![0]);
             ios_total = None;
         }
         if hosts.is_empty() {
@@ -526,7 +566,10 @@ impl Host {
             }
         }
         if w.trace.is_some() {
-            v.push(crate::fio_output::JobStats::new("trace", None));
+            // One per trace queue (one per mapped device on several drives).
+            while v.len() < self.queues.len() {
+                v.push(crate::fio_output::JobStats::new("trace", None));
+            }
         }
         v.truncate(self.queues.len());
         self.job_stats = Some(v);

@@ -429,6 +429,10 @@ pub struct Workload {
     pub ignored: Vec<IgnoredOption>,
     /// A block trace to replay (on its own queue pair, besides any jobs).
     pub trace: Option<TraceSpec>,
+    /// On a system of several drives: which trace device (as in
+    /// [`trace::TraceRecord::device`]) replays on which drive, by name. Each
+    /// pair gets its own queue pair, fed with that device's records only.
+    pub trace_drives: Vec<(String, String)>,
 }
 
 /// How a trace is replayed.
@@ -507,6 +511,7 @@ impl Workload {
             }],
             ignored: Vec::new(),
             trace: None,
+            trace_drives: Vec::new(),
         }
     }
 }
