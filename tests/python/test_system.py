@@ -5,6 +5,7 @@ drives, errors with key paths, pickling."""
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import pytest
 
@@ -12,25 +13,8 @@ import ssdlab
 from ssdlab import System
 
 # A RAM-disk drive with no firmware cost: it streams at its link's rate
-# (the same as crates/ssdlab-core/tests/system.rs).
-STREAM = """
-name = "stream"
-[backend]
-kind = "ramdisk"
-capacity = "256MiB"
-[host]
-submit_overhead = "0us"
-complete_overhead = "0us"
-[pcie]
-generation = 3
-lanes = 4
-latency = "200ns"
-[dram]
-bandwidth = "100GB/s"
-latency = "50ns"
-[cache]
-write_buffer = "4MiB"
-"""
+# (shared with crates/ssdlab-core/tests/system.rs).
+STREAM = (Path(__file__).resolve().parents[1] / "data" / "stream-ramdisk.toml").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -449,16 +449,9 @@ pub fn load(
     let mut dev = match file.resolve(source) {
         Ok(d) => d,
         Err(mut e) => {
-            for p in &mut e.problems {
-                let by_override = overrides.iter().rev().find(|(k, _)| {
-                    *k == p.key
-                        || p.key.starts_with(&format!("{k}."))
-                        || p.key.starts_with(&format!("{k}["))
-                        || k.starts_with(&format!("{}[", p.key))
-                });
-                if let Some((k, v)) = by_override {
-                    p.message = format!("{} (set by override {k} = {v})", p.message);
-                } else if let Some(w) = composed.where_set(&p.key) {
+            for i in crate::overrides::attribute(&mut e.problems, &overrides) {
+                let p = &mut e.problems[i];
+                if let Some(w) = composed.where_set(&p.key) {
                     p.message = format!("{} ({w})", p.message);
                 }
             }

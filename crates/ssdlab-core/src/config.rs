@@ -924,6 +924,29 @@ impl Collector {
     }
 }
 
+/// What is wrong with a PCIe generation, if anything (1 to 5 are).
+pub(crate) fn pcie_generation_problem(g: u32) -> Option<String> {
+    (!(1..=5).contains(&g)).then(|| format!("{g} is not a PCIe generation (expected 1 to 5)"))
+}
+
+/// What is wrong with a PCIe link width, if anything.
+pub(crate) fn pcie_lanes_problem(l: u32) -> Option<String> {
+    (![1, 2, 4, 8, 16].contains(&l))
+        .then(|| format!("{l} lanes is not a PCIe link width (expected 1, 2, 4, 8 or 16)"))
+}
+
+/// A TLP size (`what`: max payload size, max read request size): a size
+/// with its unit, a power of two from 128 B to 4096 B.
+pub(crate) fn tlp_size(text: &str, what: &str) -> Result<Bytes, String> {
+    let b = parse_bytes(text).map_err(|e| e.0)?;
+    if !b.0.is_power_of_two() || !(128..=4096).contains(&b.0) {
+        return Err(format!(
+            "{b} is not a PCIe {what} (128B to 4096B, power of two)"
+        ));
+    }
+    Ok(b)
+}
+
 /// Largest number of mapping units addressable with 32-bit physical slot indices.
 pub const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
 
@@ -1001,42 +1024,20 @@ impl DeviceFile {
         };
         // pcie
         let p = &self.pcie;
-        if !(1..=5).contains(&p.generation) {
-            c.push(
-                "pcie.generation",
-                format!(
-                    "{} is not a PCIe generation (expected 1 to 5)",
-                    p.generation
-                ),
-            );
+        if let Some(m) = pcie_generation_problem(p.generation) {
+            c.push("pcie.generation", m);
         }
-        if ![1, 2, 4, 8, 16].contains(&p.lanes) {
-            c.push(
-                "pcie.lanes",
-                format!(
-                    "{} lanes is not a PCIe link width (expected 1, 2, 4, 8 or 16)",
-                    p.lanes
-                ),
-            );
+        if let Some(m) = pcie_lanes_problem(p.lanes) {
+            c.push("pcie.lanes", m);
         }
-        let mps = c.bytes("pcie.max_payload", &p.max_payload);
-        if parse_bytes(&p.max_payload).is_ok()
-            && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0))
-        {
-            c.push(
-                "pcie.max_payload",
-                format!("{mps} is not a PCIe max payload size (128B to 4096B, power of two)"),
-            );
-        }
-        let mrrs = c.bytes("pcie.max_read_request", &p.max_read_request);
-        if parse_bytes(&p.max_read_request).is_ok()
-            && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0))
-        {
-            c.push(
-                "pcie.max_read_request",
-                format!("{mrrs} is not a PCIe max read request size (128B to 4096B, power of two)"),
-            );
-        }
+        let mps = tlp_size(&p.max_payload, "max payload size").unwrap_or_else(|m| {
+            c.push("pcie.max_payload", m);
+            Bytes(0)
+        });
+        let mrrs = tlp_size(&p.max_read_request, "max read request size").unwrap_or_else(|m| {
+            c.push("pcie.max_read_request", m);
+            Bytes(0)
+        });
         let dllp = c.pct("pcie.dllp_overhead", &p.dllp_overhead);
         if dllp >= 0.5 {
             c.push("pcie.dllp_overhead", "must be below 50%");

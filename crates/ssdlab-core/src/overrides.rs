@@ -91,7 +91,7 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Set `value` at `segs` in `root`, creating missing tables on the way.
-pub fn set(root: &mut Table, segs: &[Segment], value: Value) -> Result<(), String> {
+fn set(root: &mut Table, segs: &[Segment], value: Value) -> Result<(), String> {
     let mut cur: &mut Value = {
         let Some(Segment::Key(first)) = segs.first() else {
             return Err("a key path starts with a key".into());
@@ -202,66 +202,73 @@ pub fn apply_to(
     if overrides.is_empty() {
         return Ok((base, Vec::new()));
     }
-    let mut applied = Vec::with_capacity(overrides.len());
     // Every key with its default filled in, for the shorthands.
     let full: Table = match Value::try_from(&base) {
         Ok(Value::Table(t)) => t,
         _ => Table::new(),
     };
-    let base_table = composed.table.clone();
+    apply_table(&composed.table, overrides, read_back, |p, v| {
+        shorthand(&full, p, v)
+    })
+    .map_err(|problems| ConfigError {
+        source: source.to_string(),
+        problems,
+    })
+}
+
+/// The override engine of device and system files: set each override
+/// (after `expand`) on `base` alone and read it back with `read_back`, so
+/// a problem (unknown key, index out of range, wrong type) is keyed by that
+/// override's path; a bare number where the file wants a string with a unit
+/// (`--set cache.write_buffer=64`) is taken as that string, so the unit
+/// check says what is missing, as it would in the file. Returns the file
+/// with every override applied and the overrides as applied, or every
+/// problem.
+pub fn apply_table<T>(
+    base: &Table,
+    overrides: &[(String, Value)],
+    read_back: impl Fn(&Table) -> Result<T, String>,
+    expand: impl Fn(&str, &Value) -> Result<(String, Value), String>,
+) -> Result<(T, Vec<(String, Value)>), Vec<ConfigProblem>> {
+    let mut applied = Vec::with_capacity(overrides.len());
     let mut problems = Vec::new();
-    let mut all = base_table.clone();
-    for (path, value) in overrides {
-        let (path, value) = match shorthand(&full, path, value) {
+    let mut all = base.clone();
+    let problem = |key: &str, message: String| ConfigProblem {
+        key: key.to_string(),
+        message,
+    };
+    for (given, value) in overrides {
+        let (path, value) = match expand(given, value) {
             Ok(x) => x,
             Err(m) => {
-                problems.push(ConfigProblem {
-                    key: path.clone(),
-                    message: m,
-                });
+                problems.push(problem(given, m));
                 continue;
             }
         };
         let segs = match parse_path(&path) {
             Ok(s) => s,
             Err(m) => {
-                problems.push(ConfigProblem {
-                    key: path.clone(),
-                    message: m,
-                });
+                problems.push(problem(&path, m));
                 continue;
             }
         };
-        // Each override alone on the base file, so a problem is pinned to its path.
-        let mut alone = base_table.clone();
-        let mut checked = set(&mut alone, &segs, value.clone()).and_then(|()| read_back(&alone));
-        // A bare number where the file wants a string with a unit (`--set
-        // cache.write_buffer=64`): take it as that string, so the unit check
-        // says what is missing, as it would in the file.
+        let alone = |v: &Value| {
+            let mut t = base.clone();
+            set(&mut t, &segs, v.clone()).and_then(|()| read_back(&t))
+        };
         let mut value = value;
+        let mut checked = alone(&value).map(|_| ());
         if matches!(&checked, Err(m) if m.contains("expected a string"))
             && matches!(value, Value::Integer(_) | Value::Float(_))
         {
             let as_text = Value::String(value.to_string());
-            let mut again = base_table.clone();
-            let retry = set(&mut again, &segs, as_text.clone()).and_then(|()| read_back(&again));
-            if retry.is_ok() {
+            if alone(&as_text).is_ok() {
                 value = as_text;
-                checked = retry;
+                checked = Ok(());
             }
         }
-        if let Err(m) = checked {
-            problems.push(ConfigProblem {
-                key: path.clone(),
-                message: m,
-            });
-            continue;
-        }
-        if let Err(m) = set(&mut all, &segs, value.clone()) {
-            problems.push(ConfigProblem {
-                key: path.clone(),
-                message: m,
-            });
+        if let Err(m) = checked.and_then(|()| set(&mut all, &segs, value.clone())) {
+            problems.push(problem(&path, m));
             continue;
         }
         applied.push((path, value));
@@ -269,16 +276,31 @@ pub fn apply_to(
     if problems.is_empty() {
         match read_back(&all) {
             Ok(f) => return Ok((f, applied)),
-            Err(m) => problems.push(ConfigProblem {
-                key: "(overrides)".into(),
-                message: m,
-            }),
+            Err(m) => problems.push(problem("(overrides)", m)),
         }
     }
-    Err(ConfigError {
-        source: source.to_string(),
-        problems,
-    })
+    Err(problems)
+}
+
+/// Say in each problem whose key an override of `applied` set (the key
+/// itself, inside it, or a table holding it) that the override set it.
+/// Returns the problems it did not attribute.
+pub fn attribute(problems: &mut [ConfigProblem], applied: &[(String, Value)]) -> Vec<usize> {
+    let mut rest = Vec::new();
+    for (i, p) in problems.iter_mut().enumerate() {
+        let by = applied.iter().rev().find(|(k, _)| {
+            *k == p.key
+                || p.key.starts_with(&format!("{k}."))
+                || p.key.starts_with(&format!("{k}["))
+                || k.starts_with(&format!("{}.", p.key))
+                || k.starts_with(&format!("{}[", p.key))
+        });
+        match by {
+            Some((k, v)) => p.message = format!("{} (set by override {k} = {v})", p.message),
+            None => rest.push(i),
+        }
+    }
+    rest
 }
 
 /// Expand the two shorthands of [`apply_to`] against `full` (every key of

@@ -11,24 +11,7 @@ use ssdlab_core::{simulate_quiet, simulate_system, Precondition, Report, RunSpec
 use std::path::{Path, PathBuf};
 
 /// A RAM-disk drive with no firmware cost: it streams at its link's rate.
-const RAMDISK: &str = r#"
-name = "stream"
-[backend]
-kind = "ramdisk"
-capacity = "256MiB"
-[host]
-submit_overhead = "0us"
-complete_overhead = "0us"
-[pcie]
-generation = 3
-lanes = 4
-latency = "200ns"
-[dram]
-bandwidth = "100GB/s"
-latency = "50ns"
-[cache]
-write_buffer = "4MiB"
-"#;
+const RAMDISK: &str = include_str!("../../../tests/data/stream-ramdisk.toml");
 
 fn dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("system-{name}"));

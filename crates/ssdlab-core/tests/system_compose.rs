@@ -9,7 +9,7 @@ use ssdlab_core::system::config::{
 use std::path::PathBuf;
 use toml::Value;
 
-const RAMDISK: &str = "name = \"stream\"\n[backend]\nkind = \"ramdisk\"\ncapacity = \"256MiB\"\n[pcie]\ngeneration = 3\nlanes = 4\n";
+const RAMDISK: &str = include_str!("../../../tests/data/stream-ramdisk.toml");
 
 const SYS: &str = "name = \"t\"\n[root_complex]\nlanes = 8\nports = 1\n\
     [[switch]]\nname = \"sw0\"\nupstream_lanes = 8\ndownstream_lanes = 4\nports = 4\n\

@@ -239,8 +239,6 @@ pub struct SystemConfig {
     pub drives: Vec<DriveConfig>,
 }
 
-const LANES: [u32; 5] = [1, 2, 4, 8, 16];
-
 struct Problems(Vec<ConfigProblem>);
 
 impl Problems {
@@ -251,20 +249,20 @@ impl Problems {
         });
     }
     fn gen(&mut self, key: &str, g: u32) {
-        if !(1..=5).contains(&g) {
-            self.push(
-                key,
-                format!("{g} is not a PCIe generation (expected 1 to 5)"),
-            );
+        if let Some(m) = crate::config::pcie_generation_problem(g) {
+            self.push(key, m);
         }
     }
     fn lanes(&mut self, key: &str, l: u32) {
-        if !LANES.contains(&l) {
-            self.push(
-                key,
-                format!("{l} lanes is not a PCIe link width (expected 1, 2, 4, 8 or 16)"),
-            );
+        if let Some(m) = crate::config::pcie_lanes_problem(l) {
+            self.push(key, m);
         }
+    }
+    fn tlp_size(&mut self, key: &str, v: &str, what: &str) -> Bytes {
+        crate::config::tlp_size(v, what).unwrap_or_else(|m| {
+            self.push(key, m);
+            Bytes(0)
+        })
     }
     fn time(&mut self, key: &str, v: &str) -> Time {
         parse_time(v).unwrap_or_else(|e| {
@@ -342,24 +340,16 @@ impl SystemFile {
         if r.ports == 0 {
             p.push("root_complex.ports", "must be at least 1");
         }
-        let mps = p.bytes("root_complex.max_payload", &r.max_payload);
-        if parse_bytes(&r.max_payload).is_ok()
-            && (!mps.0.is_power_of_two() || !(128..=4096).contains(&mps.0))
-        {
-            p.push(
-                "root_complex.max_payload",
-                format!("{mps} is not a PCIe max payload size (128B to 4096B, power of two)"),
-            );
-        }
-        let mrrs = p.bytes("root_complex.max_read_request", &r.max_read_request);
-        if parse_bytes(&r.max_read_request).is_ok()
-            && (!mrrs.0.is_power_of_two() || !(128..=4096).contains(&mrrs.0))
-        {
-            p.push(
-                "root_complex.max_read_request",
-                format!("{mrrs} is not a PCIe max read request size (128B to 4096B, power of two)"),
-            );
-        }
+        let mps = p.tlp_size(
+            "root_complex.max_payload",
+            &r.max_payload,
+            "max payload size",
+        );
+        let mrrs = p.tlp_size(
+            "root_complex.max_read_request",
+            &r.max_read_request,
+            "max read request size",
+        );
         let tlp = p.bytes("root_complex.tlp_overhead", &r.tlp_overhead);
         let dllp = parse_percent(&r.dllp_overhead).unwrap_or_else(|e| {
             p.push("root_complex.dllp_overhead", e.0);
@@ -757,57 +747,10 @@ pub fn apply_system_overrides(
         return Ok((file, Vec::new()));
     }
     let base = compose::compose_system(text, source)?.table;
-    let mut all = base.clone();
-    let mut applied = Vec::with_capacity(overrides.len());
-    let mut problems = Vec::new();
-    let bad = |problems: &mut Vec<ConfigProblem>, key: &str, message: String| {
-        problems.push(ConfigProblem {
-            key: key.to_string(),
-            message,
-        })
-    };
-    for (path, value) in overrides {
-        let path = path.trim();
-        let segs = match crate::overrides::parse_path(path) {
-            Ok(s) => s,
-            Err(m) => {
-                bad(&mut problems, path, m);
-                continue;
-            }
-        };
-        let try_one = |v: &toml::Value| {
-            let mut alone = base.clone();
-            crate::overrides::set(&mut alone, &segs, v.clone())
-                .and_then(|()| read_back_system(&alone))
-        };
-        let mut value = value.clone();
-        let mut checked = try_one(&value);
-        if matches!(&checked, Err(m) if m.contains("expected a string"))
-            && matches!(value, toml::Value::Integer(_) | toml::Value::Float(_))
-        {
-            let as_text = toml::Value::String(value.to_string());
-            if let Ok(f) = try_one(&as_text) {
-                value = as_text;
-                checked = Ok(f);
-            }
-        }
-        if let Err(m) = checked {
-            bad(&mut problems, path, m);
-            continue;
-        }
-        if let Err(m) = crate::overrides::set(&mut all, &segs, value.clone()) {
-            bad(&mut problems, path, m);
-            continue;
-        }
-        applied.push((path.to_string(), value));
-    }
-    if problems.is_empty() {
-        match read_back_system(&all) {
-            Ok(f) => return Ok((f, applied)),
-            Err(m) => bad(&mut problems, "(overrides)", m),
-        }
-    }
-    Err(ConfigError {
+    crate::overrides::apply_table(&base, overrides, read_back_system, |p, v| {
+        Ok((p.trim().to_string(), v.clone()))
+    })
+    .map_err(|problems| ConfigError {
         source: source.to_string(),
         problems,
     })
@@ -847,18 +790,7 @@ pub fn load_system_with(
     match file.resolve_with(source, device) {
         Ok(cfg) => Ok((file, cfg)),
         Err(mut e) => {
-            for p in &mut e.problems {
-                let by_override = applied.iter().rev().find(|(k, _)| {
-                    *k == p.key
-                        || p.key.starts_with(&format!("{k}."))
-                        || p.key.starts_with(&format!("{k}["))
-                        || k.starts_with(&format!("{}.", p.key))
-                        || k.starts_with(&format!("{}[", p.key))
-                });
-                if let Some((k, v)) = by_override {
-                    p.message = format!("{} (set by override {k} = {v})", p.message);
-                }
-            }
+            crate::overrides::attribute(&mut e.problems, &applied);
             Err(e)
         }
     }
