@@ -216,6 +216,9 @@ pub fn apply_to(
     })
 }
 
+/// One override as applied: (key path after shorthands, value).
+pub type Applied = (String, Value);
+
 /// The override engine of device and system files: set each override
 /// (after `expand`) on `base` alone and read it back with `read_back`, so
 /// a problem (unknown key, index out of range, wrong type) is keyed by that
@@ -229,7 +232,7 @@ pub fn apply_table<T>(
     overrides: &[(String, Value)],
     read_back: impl Fn(&Table) -> Result<T, String>,
     expand: impl Fn(&str, &Value) -> Result<(String, Value), String>,
-) -> Result<(T, Vec<(String, Value)>), Vec<ConfigProblem>> {
+) -> Result<(T, Vec<Applied>), Vec<ConfigProblem>> {
     let mut applied = Vec::with_capacity(overrides.len());
     let mut problems = Vec::new();
     let mut all = base.clone();
