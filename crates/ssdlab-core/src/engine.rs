@@ -148,6 +148,13 @@ impl FifoServer {
         self.busy_until = end;
         (start, end)
     }
+    /// Nothing may start before `t` (the server is stalled, not working:
+    /// no busy time is added, and the stall is no gap later work can fill).
+    pub fn hold_until(&mut self, t: Time) {
+        if t > self.busy_until {
+            self.busy_until = t;
+        }
+    }
     /// Time the server becomes free.
     #[inline]
     pub fn free_at(&self) -> Time {

@@ -95,6 +95,75 @@ fn drives_behind_a_shared_uplink_stream_min_of_their_sum_and_the_uplink() {
 }
 
 #[test]
+fn a_small_ingress_buffer_limits_a_link_to_one_buffer_per_credit_round_trip() {
+    let d = dir("credits");
+    let link = ssdlab_core::pcie::Link::new(
+        &Device::load(&d.join("stream.toml").display().to_string())
+            .unwrap()
+            .pcie,
+    );
+    let s = link.effective_bandwidth().0;
+    // Round trip of a credit over the drive's link: its 200 ns latency each
+    // way plus the switch's 150 ns.
+    let rtt: f64 = 2.0 * 200e-9 + 150e-9;
+    for (buffer, bytes) in [("1KiB", 1024.0f64), ("2KiB", 2048.0), ("64KiB", 65536.0)] {
+        let text = switch_system(1, 8).replace(
+            "latency = \"150ns\"\n",
+            &format!("latency = \"150ns\"\ningress_buffer = \"{buffer}\"\n"),
+        );
+        let r = run_sys(load(&d, &text).unwrap(), &reads_on(1, ""));
+        let expect = (bytes / rtt).min(s);
+        let got = r.read.bw_bytes_per_s;
+        assert!(
+            (got / expect - 1.0).abs() < 0.03,
+            "ingress buffer {buffer}: {got:.3e} B/s, expected min({bytes} B / {rtt:.2e} s, {s:.3e}) = {expect:.3e}"
+        );
+    }
+}
+
+#[test]
+fn drives_with_equal_demand_share_a_saturated_uplink_equally() {
+    let d = dir("fair");
+    let link = ssdlab_core::pcie::Link::new(
+        &Device::load(&d.join("stream.toml").display().to_string())
+            .unwrap()
+            .pcie,
+    );
+    // Four drives behind an x4 uplink (about one drive's rate).
+    let cfg = load(&d, &switch_system(4, 4)).unwrap();
+    let uplink = ssdlab_core::pcie::Link::new(&cfg.switches[0].uplink);
+    let mut j = "[global]\nrw=read\nbs=128k\niodepth=8\nruntime=20ms\ntime_based=1\n".to_string();
+    for i in 0..4 {
+        j += &format!("[j{i}]\nfilename=nvme{i}\n");
+    }
+    let r = run_sys(cfg, &j);
+    let total = r.read.bw_bytes_per_s;
+    let b = uplink.effective_bandwidth().0;
+    assert!(
+        (total / b - 1.0).abs() < 0.03,
+        "{total:.3e} B/s vs uplink {b:.3e}"
+    );
+    for i in 0..4 {
+        let n = format!("nvme{i}");
+        let share = r.drives[&n].read.bw_bytes_per_s / total;
+        assert!(
+            (share - 0.25).abs() < 0.02,
+            "{n} got {:.1} % of the uplink",
+            share * 100.0
+        );
+        // Its own link is stalled (flow control) most of the time, and a
+        // stall is not busy time: the link is busy for its data's wire time.
+        let own = r.links.iter().find(|l| l.name == n).unwrap();
+        let expect = b / 4.0 / link.effective_bandwidth().0;
+        assert!(
+            (own.util_up / expect - 1.0).abs() < 0.03,
+            "{n}'s link: busy {:.3} of the time, expected {expect:.3}",
+            own.util_up
+        );
+    }
+}
+
+#[test]
 fn a_switch_adds_exactly_its_latency_per_crossing_at_qd1() {
     let d = dir("latency");
     let job = "[j]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=200\nfilename=nvme0\n";
@@ -139,6 +208,7 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
             upstream: Upper::Root,
             uplink: &s.uplink,
             latency: s.latency,
+            ingress_buffer: s.ingress_buffer,
         })
         .collect();
     let ports: Vec<PortSpec<'_>> = cfg
@@ -270,6 +340,28 @@ fn topology_errors_name_the_key_and_what_is_wrong() {
         e.contains("drive[0].attach: 'sw9' is not a switch of this system"),
         "{e}"
     );
+    // an ingress buffer that cannot hold one TLP, and one without a unit
+    let e = problems(
+        &d,
+        &format!(
+            "name = \"x\"\n{}ingress_buffer = \"256B\"\n{}",
+            sw("a", "root", 4, 4),
+            drive("nvme0", "a")
+        ),
+    );
+    assert!(
+        e.contains("switch[0].ingress_buffer: '256B' cannot hold one full TLP (256B of payload and 24B of overhead)"),
+        "{e}"
+    );
+    let e = problems(
+        &d,
+        &format!(
+            "name = \"x\"\n{}ingress_buffer = \"8192\"\n{}",
+            sw("a", "root", 4, 4),
+            drive("nvme0", "a")
+        ),
+    );
+    assert!(e.contains("switch[0].ingress_buffer: "), "{e}");
     // a drive attached twice
     let e = problems(
         &d,

@@ -13,8 +13,27 @@
 //! ([`crate::engine::Calendar`]), so each transfer takes idle time from when
 //! it reaches the switch on, filling the holes earlier bookings left, as the
 //! switch's arbiter interleaves TLPs of its downstream ports; one drive's
-//! backlog does not push another's behind it. Ingress
-//! buffers and flow-control credits are not modelled.
+//! backlog does not push another's behind it.
+//!
+//! Each switch port has an ingress buffer (`ingress_buffer`, bytes) that its
+//! flow-control credits advertise. Two things follow from it:
+//! - *Credit-limited rate*: a link into a switch carries at most one
+//!   buffer's worth of data per credit round trip (two link latencies plus
+//!   the switch's latency, to receive a TLP and return its credit; PEX 8532
+//!   data book, section 8.4.2), so a hop's service is
+//!   `max(wire time, bytes x round trip / buffer)`.
+//! - *Back-pressure*: a transfer whose next hop is busy waits in the switch's
+//!   buffer; once the buffer is full the link it arrives on stalls. A
+//!   drive's own link (FIFO) is therefore held until all but one buffer of
+//!   the transfer has left over the next hop (the next hop drains at its
+//!   average rate over its booked span). The drive's next transfers queue
+//!   behind it on its link, so each downstream port has about one transfer
+//!   competing for the uplink at a time, and a saturated uplink is shared
+//!   about equally between its busy ports (round robin) instead of in
+//!   proportion to queue depth. A stall is not counted as link busy time.
+//!   A shared uplink is never held: switches of this class queue per egress
+//!   port (virtual output queues, "non-blocking"), so a congested drive
+//!   does not block traffic to the others.
 //!
 //! A path of one link (the one-drive system) is exactly [`Link`]'s own
 //! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
@@ -24,7 +43,7 @@
 pub mod pcie;
 
 use crate::config::PcieConfig;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use pcie::{Dir, Link};
 use serde::Serialize;
 
@@ -56,43 +75,103 @@ pub struct Fabric {
     /// Per port: the same hops as a transfer flows up, and down.
     up: Vec<Vec<Step>>,
     down: Vec<Vec<Step>>,
-    switch_latency: Vec<Time>,
+    switches: Vec<Credits>,
     /// Some links are shared (a switch): they need [`Fabric::advance`].
     shared_links: bool,
     /// One root port and one drive: every transfer is `links[0]`'s own.
     single: bool,
 }
 
-/// One hop of a transfer: link, direction, switch crossed before it.
-type Step = (usize, Dir, Option<usize>);
+/// One hop of a transfer.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    link: usize,
+    dir: Dir,
+    /// Switch crossed before this hop (its port-to-port latency).
+    crossed: Option<usize>,
+    /// The switch that receives this hop, if any: its ingress buffer
+    /// limits the hop's rate and holds the hop while the next one is busy.
+    into: Option<usize>,
+}
+
+/// A switch's flow control, as [`chain`] needs it.
+#[derive(Debug, Clone, Copy)]
+struct Credits {
+    /// Ingress buffer per port, bytes.
+    buffer: u64,
+    /// Port-to-port latency.
+    latency: Time,
+}
+
+/// Service of `wire` carrying `bytes` into a switch with `credits` over a
+/// link of one-way `link_latency`: at most one buffer per credit round trip.
+#[inline]
+fn credit_limited(wire: Time, bytes: u64, link_latency: Time, credits: Option<&Credits>) -> Time {
+    match credits {
+        Some(c) if bytes > 0 => {
+            let rtt = link_latency.times(2) + c.latency;
+            let limit = Time((rtt.0 as u128 * bytes as u128 / c.buffer.max(1) as u128) as u64);
+            wire.max(limit)
+        }
+        _ => wire,
+    }
+}
 
 /// Book a transfer over `hops` (in the order it flows), cut-through;
 /// returns when the last byte arrives. `dur` gives each link's own time.
 fn chain(
     links: &mut [Link],
-    switch_latency: &[Time],
+    switches: &[Credits],
     hops: &[Step],
     now: Time,
     bytes: u64,
     dur: impl Fn(&Link) -> Time,
 ) -> Time {
+    // (start, end) per hop, for the back-pressure pass; paths are short.
+    let mut span = [(Time::ZERO, Time::ZERO); MAX_HOPS];
     let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
-    for &(l, dir, sw) in hops {
-        let link = &mut links[l];
-        let d = dur(link);
+    for (i, st) in hops.iter().enumerate() {
+        let link = &mut links[st.link];
         let lat = link.latency();
+        let d = credit_limited(dur(link), bytes, lat, st.into.map(|j| &switches[j]));
         let (s, e) = match prev {
-            None => link.reserve(dir, now, d, bytes),
+            None => link.reserve(st.dir, now, d, bytes),
             Some((ps, pe, plat)) => {
-                let cross = plat + sw.map_or(Time::ZERO, |j| switch_latency[j]);
-                let (s, e) = link.reserve(dir, ps + cross, d, bytes);
+                let cross = plat + st.crossed.map_or(Time::ZERO, |j| switches[j].latency);
+                let (s, e) = link.reserve(st.dir, ps + cross, d, bytes);
                 (s, e.max(pe + cross))
             }
         };
+        if i < MAX_HOPS {
+            span[i] = (s, e);
+        }
         prev = Some((s, e, lat));
+    }
+    // Back-pressure: a hop into a switch cannot finish before all but one
+    // ingress buffer of the transfer has left over the next hop.
+    if bytes > 0 {
+        for i in 0..hops.len().saturating_sub(1).min(MAX_HOPS - 1) {
+            let Some(j) = hops[i].into else { continue };
+            let buffer = switches[j].buffer;
+            if bytes <= buffer || links[hops[i].link].is_shared() {
+                continue;
+            }
+            let (ns, ne) = span[i + 1];
+            let cross = links[hops[i].link].latency() + switches[j].latency;
+            let left =
+                Time(((ne - ns).0 as u128 * (bytes - buffer) as u128 / bytes as u128) as u64);
+            let until = (ns + left).saturating_sub(cross);
+            if until > span[i].1 {
+                links[hops[i].link].hold(hops[i].dir, until);
+            }
+        }
     }
     prev.map_or(now, |(_, e, lat)| e + lat)
 }
+
+/// Longest path tracked for back-pressure (hops; switches nested this deep
+/// are far beyond real boards).
+const MAX_HOPS: usize = 16;
 
 /// Something a switch or drive attaches to, for [`Fabric::build`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +192,8 @@ pub struct SwitchSpec<'a> {
     pub uplink: &'a PcieConfig,
     /// Port-to-port latency.
     pub latency: Time,
+    /// Ingress buffer per port (covered by its flow-control credits).
+    pub ingress_buffer: Bytes,
 }
 
 /// A drive's attachment, for [`Fabric::build`].
@@ -139,9 +220,19 @@ impl Fabric {
                 link: 0,
                 upper_switch: None,
             }]],
-            up: vec![vec![(0, Dir::Up, None)]],
-            down: vec![vec![(0, Dir::Down, None)]],
-            switch_latency: Vec::new(),
+            up: vec![vec![Step {
+                link: 0,
+                dir: Dir::Up,
+                crossed: None,
+                into: None,
+            }]],
+            down: vec![vec![Step {
+                link: 0,
+                dir: Dir::Down,
+                crossed: None,
+                into: None,
+            }]],
+            switches: Vec::new(),
             shared_links: false,
             single: true,
         }
@@ -205,7 +296,13 @@ impl Fabric {
             paths,
             up: Vec::new(),
             down: Vec::new(),
-            switch_latency: switches.iter().map(|s| s.latency).collect(),
+            switches: switches
+                .iter()
+                .map(|s| Credits {
+                    buffer: s.ingress_buffer.0,
+                    latency: s.latency,
+                })
+                .collect(),
             shared_links: !switches.is_empty(),
             single: false,
         };
@@ -247,34 +344,35 @@ impl Fabric {
     }
 
     fn up_hops(&self, port: usize) -> Vec<Step> {
-        // Going up, the switch crossed before hop i is hop i-1's upper switch.
+        // Going up, the switch crossed before hop i is hop i-1's upper
+        // switch, and hop i flows into its own upper switch.
         let p = &self.paths[port];
         (0..p.len())
-            .map(|i| {
-                (
-                    p[i].link,
-                    Dir::Up,
-                    if i == 0 { None } else { p[i - 1].upper_switch },
-                )
+            .map(|i| Step {
+                link: p[i].link,
+                dir: Dir::Up,
+                crossed: if i == 0 { None } else { p[i - 1].upper_switch },
+                into: p[i].upper_switch,
             })
             .collect()
     }
 
     fn down_hops(&self, port: usize) -> Vec<Step> {
-        // Going down, the switch crossed before a hop is its own upper switch.
+        // Going down, the switch crossed before a hop is its own upper
+        // switch, and a hop flows into the switch below it (the upper
+        // switch of the hop after it), or into the drive.
         let p = &self.paths[port];
         (0..p.len())
             .rev()
-            .map(|i| {
-                (
-                    p[i].link,
-                    Dir::Down,
-                    if i + 1 == p.len() {
-                        None
-                    } else {
-                        p[i].upper_switch
-                    },
-                )
+            .map(|i| Step {
+                link: p[i].link,
+                dir: Dir::Down,
+                crossed: if i + 1 == p.len() {
+                    None
+                } else {
+                    p[i].upper_switch
+                },
+                into: if i == 0 { None } else { p[i - 1].upper_switch },
             })
             .collect()
     }
@@ -291,7 +389,7 @@ impl Fabric {
         }
         chain(
             &mut self.links,
-            &self.switch_latency,
+            &self.switches,
             &self.down[port],
             now,
             bytes,
@@ -312,7 +410,7 @@ impl Fabric {
         }
         let at_host = chain(
             &mut self.links,
-            &self.switch_latency,
+            &self.switches,
             &self.up[port],
             now,
             0,
@@ -323,7 +421,7 @@ impl Fabric {
         );
         chain(
             &mut self.links,
-            &self.switch_latency,
+            &self.switches,
             &self.down[port],
             at_host,
             bytes,
@@ -343,7 +441,7 @@ impl Fabric {
         }
         chain(
             &mut self.links,
-            &self.switch_latency,
+            &self.switches,
             &self.up[port],
             now,
             bytes,
@@ -361,11 +459,11 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_read_time(bytes);
         }
-        let req = self.idle(&self.up[port], |l| {
+        let req = self.idle(&self.up[port], 0, |l| {
             let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
             l.request_time(reqs)
         });
-        req + self.idle(&self.down[port], |l| l.payload_time(bytes))
+        req + self.idle(&self.down[port], bytes, |l| l.payload_time(bytes))
     }
 
     /// Time of a [`Fabric::device_write`] of `bytes` over an idle path.
@@ -378,23 +476,25 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_write_time(bytes);
         }
-        self.idle(&self.up[port], |l| l.payload_time(bytes))
+        self.idle(&self.up[port], bytes, |l| l.payload_time(bytes))
     }
 
-    /// [`chain`]'s arithmetic on idle links: when the last byte arrives.
-    fn idle(&self, hops: &[Step], dur: impl Fn(&Link) -> Time) -> Time {
+    /// [`chain`]'s arithmetic on idle links: when the last byte of a
+    /// transfer carrying `bytes` of payload arrives.
+    fn idle(&self, hops: &[Step], bytes: u64, dur: impl Fn(&Link) -> Time) -> Time {
         let mut prev: Option<(Time, Time, Time)> = None;
-        for &(l, _, sw) in hops {
-            let link = &self.links[l];
-            let d = dur(link);
+        for st in hops {
+            let link = &self.links[st.link];
+            let lat = link.latency();
+            let d = credit_limited(dur(link), bytes, lat, st.into.map(|j| &self.switches[j]));
             let (s, e) = match prev {
                 None => (Time::ZERO, d),
                 Some((ps, pe, plat)) => {
-                    let cross = plat + sw.map_or(Time::ZERO, |j| self.switch_latency[j]);
+                    let cross = plat + st.crossed.map_or(Time::ZERO, |j| self.switches[j].latency);
                     (ps + cross, (ps + cross + d).max(pe + cross))
                 }
             };
-            prev = Some((s, e, link.latency()));
+            prev = Some((s, e, lat));
         }
         prev.map_or(Time::ZERO, |(_, e, lat)| e + lat)
     }
@@ -408,7 +508,7 @@ impl Fabric {
         let mut b: Vec<Step> = self.down[to].clone();
         // Drop the shared links near the root: a's tail and b's head.
         while let (Some(x), Some(y)) = (a.last(), b.first()) {
-            if x.0 == y.0 {
+            if x.link == y.link {
                 a.pop();
                 b.remove(0);
             } else {
@@ -422,16 +522,11 @@ impl Fabric {
             .and_then(|i| self.paths[from].get(i))
             .and_then(|h| h.upper_switch);
         if let Some(first) = b.first_mut() {
-            first.2 = meet;
+            first.crossed = meet;
         }
         let hops: Vec<Step> = a.into_iter().chain(b).collect();
-        chain(
-            &mut self.links,
-            &self.switch_latency,
-            &hops,
-            now,
-            bytes,
-            |l| l.payload_time(bytes),
-        )
+        chain(&mut self.links, &self.switches, &hops, now, bytes, |l| {
+            l.payload_time(bytes)
+        })
     }
 }

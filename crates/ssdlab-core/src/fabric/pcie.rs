@@ -159,6 +159,25 @@ impl Link {
         }
     }
 
+    /// Stall one direction until `until` (flow control: the receiver has
+    /// no buffer left); nothing else starts on it earlier. Not busy time.
+    /// A shared link (a calendar) is never held.
+    pub(crate) fn hold(&mut self, dir: Dir, until: Time) {
+        if self.shared.is_some() {
+            return;
+        }
+        match dir {
+            Dir::Up => self.up.hold_until(until),
+            Dir::Down => self.down.hold_until(until),
+        }
+    }
+
+    /// Does this link book on calendars (several drives share it)?
+    #[inline]
+    pub(crate) fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
     /// Payload bytes carried (up, down).
     pub fn bytes(&self) -> (u64, u64) {
         self.bytes

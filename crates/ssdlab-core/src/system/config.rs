@@ -13,6 +13,7 @@
 //! downstream_lanes = 4       # widest downstream port
 //! ports = 4
 //! latency = "150ns"          # cut-through, port to port
+//! ingress_buffer = "6KiB"    # per port: what its flow-control credits cover
 //! [[drive]]
 //! name = "nvme0"
 //! device = "pm9a3-960g"      # preset, or a device file relative to this file
@@ -88,6 +89,9 @@ pub struct SwitchFile {
     /// Power drawn by the switch (constant), e.g. "3W".
     #[serde(default = "d_zero_w")]
     pub power: String,
+    /// Ingress buffer per port (flow-control credits it advertises), bytes.
+    #[serde(default = "d_sw_buf")]
+    pub ingress_buffer: String,
 }
 
 /// `[[drive]]`.
@@ -156,6 +160,11 @@ fn d_lat() -> String {
 fn d_sw_lat() -> String {
     "150ns".into()
 }
+fn d_sw_buf() -> String {
+    // PEX 8532 data book, table 8-1: 27,520 B of ingress packet RAM per
+    // station of four ports, about 6.7 KiB a port.
+    "6KiB".into()
+}
 fn d_zero_w() -> String {
     "0W".into()
 }
@@ -203,6 +212,8 @@ pub struct SwitchConfig {
     pub latency: Time,
     /// Constant power, watts.
     pub power_w: f64,
+    /// Ingress buffer per port, bytes (what its flow-control credits cover).
+    pub ingress_buffer: Bytes,
 }
 
 /// A resolved drive attachment.
@@ -431,6 +442,23 @@ impl SystemFile {
             if power_w < 0.0 {
                 p.push(k("power"), "must not be negative");
             }
+            let ingress_buffer = match parse_bytes(&s.ingress_buffer) {
+                Err(e) => {
+                    p.push(k("ingress_buffer"), e.0);
+                    Bytes(0)
+                }
+                Ok(b) if b.0 < mps.0 + tlp.0 => {
+                    p.push(
+                        k("ingress_buffer"),
+                        format!(
+                            "'{}' cannot hold one full TLP ({} of payload and {} of overhead)",
+                            s.ingress_buffer, mps, tlp
+                        ),
+                    );
+                    b
+                }
+                Ok(b) => b,
+            };
             let up = parent_of(&mut p, k("upstream"), &s.upstream);
             if up == Some(Parent::Switch(i)) {
                 p.push(
@@ -457,6 +485,7 @@ impl SystemFile {
                 ports: s.ports,
                 latency,
                 power_w,
+                ingress_buffer,
             });
         }
         // Cycles: every switch's upstream chain must reach the root.

@@ -184,6 +184,7 @@ impl System {
                     upstream: up(s.upstream),
                     uplink: &s.uplink,
                     latency: s.latency,
+                    ingress_buffer: s.ingress_buffer,
                 })
                 .collect();
             let ports: Vec<PortSpec<'_>> = cfg
