@@ -153,10 +153,12 @@ def _storage_url(storage: Optional[str]) -> str:
     return "sqlite:///" + os.path.abspath(storage)
 
 
-def _study_key(base: Device, job: Job, space: Mapping[str, Any], objectives: List[Tuple[str, str]],
+def _study_key(base: Any, job: Job, space: Mapping[str, Any], objectives: List[Tuple[str, str]],
                constraints: Sequence[Constraint], sim_seed: int, precondition: str) -> str:
+    from .system import System
+
     spec = {
-        "device": base.to_toml(),
+        "device": base._key() if isinstance(base, System) else base.to_toml(),
         "job": job.text,
         "space": {k: repr(_param(k, v)) for k, v in space.items()},
         "objectives": objectives,
@@ -315,7 +317,9 @@ def search(
 ) -> "pd.DataFrame":
     """Search the design space with NSGA-II and return the Pareto front.
 
-    :param device: base device (:class:`ssdlab.Device`, preset name or TOML path).
+    :param device: base device (:class:`ssdlab.Device`, preset name or TOML
+        path) or system (:class:`ssdlab.System`: ``system.<key>`` keys change
+        the system file, device keys every drive's device, as in sweeps).
     :param workload: base workload (:class:`ssdlab.Job` or fio path).
     :param space: key -> parameter. Keys as in :func:`ssdlab.sweep`
         (``"nand.channels"``, ``"job.iodepth"``, ...). Parameters:
@@ -352,9 +356,11 @@ def search(
     cons = [_constraint(c) for c in constraints]
     from .system import System
 
+    base: Union[Device, System]
     if isinstance(device, System):
-        raise NotImplementedError("search() takes a device; search a system by sweeping it (ssdlab.sweep) for now")
-    base = Device.load(device) if device is not None else Device.default()
+        base = device
+    else:
+        base = Device.load(device) if device is not None else Device.default()
     job = Job.load(workload)
     url = _storage_url(storage)
     name = study_name or _study_key(base, job, space, obj, constraints, sim_seed, precondition)

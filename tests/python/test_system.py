@@ -237,3 +237,19 @@ def test_sweep_over_the_number_of_drives_and_device_keys(stream):
     # system keys need a system
     with pytest.raises(ValueError, match="system"):
         ssdlab.sweep(stream, job, grid={"system.root_complex.lanes": [4]}, progress=False)
+
+
+def test_search_over_a_system_key(stream, tmp_path):
+    # Three drives (3 x 3.46 GB/s) behind an uplink of 2-16 lanes: the most
+    # read bandwidth needs the x16 uplink; the search finds it like a sweep.
+    n = 3
+    sys = switched(stream, n)
+    front = ssdlab.search(
+        sys, reads_on(n, ios=600), {"system.switch[0].upstream_lanes": [2, 4, 8, 16]},
+        {"read_bw_bytes_per_s": "max"}, n_trials=10, population_size=4, seed=2,
+        storage=str(tmp_path / "sys.db"), precondition="fresh", backend="sequential", progress=False,
+    )
+    assert front.attrs["failed"] == 0
+    assert front.iloc[0]["system.switch[0].upstream_lanes"] == 16
+    best = quick(sys.with_({"switch[0].upstream_lanes": 16}), reads_on(n, ios=600))
+    assert front.iloc[0]["read_bw_bytes_per_s"] == best.read.bw_bytes_per_s

@@ -195,6 +195,7 @@ fn four_drives(dev: &Device) -> ssdlab_core::system::config::SystemConfig {
             ports: 4,
             latency: ssdlab_core::units::Time::ns(150),
             power_w: 0.0,
+            ingress_buffer: ssdlab_core::units::Bytes(6 << 10),
         }],
         drives: (0..4)
             .map(|i| DriveConfig {

@@ -68,7 +68,7 @@ enum Cmd {
         /// Preset name or path to a device TOML file.
         #[arg(long, default_value = ssdlab_core::config::DEFAULT_DEVICE)]
         device: String,
-        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB. With --system (or a system file): a system-file key (switch[0].ingress_buffer=16KiB), drives.KEY for every drive's device, DRIVE.KEY for one drive's (nvme0.nand.channels=16).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Simulate a whole system instead: host, PCIe switches and several drives (system preset or file; see `ssdlab systems`).
@@ -118,7 +118,7 @@ enum Cmd {
     Check {
         /// Device TOML file.
         path: PathBuf,
-        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB.
+        /// Change one value of the device, as in its TOML file: KEY=VALUE (repeatable), e.g. --set nand.channels=16 --set cache.write_buffer=64MiB. With --system (or a system file): a system-file key (switch[0].ingress_buffer=16KiB), drives.KEY for every drive's device, DRIVE.KEY for one drive's (nvme0.nand.channels=16).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
@@ -289,6 +289,9 @@ enum SystemsCmd {
     Show {
         /// System preset name or TOML path.
         name: String,
+        /// Change one value: a system-file key (switch[0].latency=100ns), drives.KEY for every drive's device, DRIVE.KEY for one drive's (KEY=VALUE, repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
 }
 
@@ -361,13 +364,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         } => {
             let system = match &system {
                 None => None,
-                Some(_) if !set.is_empty() => {
-                    return Err("--set changes a device; with --system, edit the drive's device file (or give it one that extends a preset)".into())
+                Some(s) => {
+                    let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
+                    Some(
+                        ssdlab_core::system::config::SystemConfig::load_with(s, &overrides)
+                            .map_err(|e| e.to_string())?,
+                    )
                 }
-                Some(s) => Some(
-                    ssdlab_core::system::config::SystemConfig::load(s)
-                        .map_err(|e| e.to_string())?,
-                ),
             };
             let dev = match &system {
                 Some(s) => s.drives[0].device.clone(),
@@ -525,19 +528,21 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Systems {
-            sub: Some(SystemsCmd::Show { name }),
+            sub: Some(SystemsCmd::Show { name, set }),
         } => {
-            let s = ssdlab_core::system::config::SystemConfig::load(&name)
+            let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
+            let s = ssdlab_core::system::config::SystemConfig::load_with(&name, &overrides)
                 .map_err(|e| e.to_string())?;
             print!("{}", show_system(&s));
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { path, set } if is_system_file(&path) => {
-            if !set.is_empty() {
-                return Err("--set changes a device file; this is a system file".into());
-            }
-            let s = ssdlab_core::system::config::SystemConfig::load(&path.display().to_string())
-                .map_err(|e| e.to_string())?;
+            let overrides = compose::parse_sets(&set).map_err(|e| e.to_string())?;
+            let s = ssdlab_core::system::config::SystemConfig::load_with(
+                &path.display().to_string(),
+                &overrides,
+            )
+            .map_err(|e| e.to_string())?;
             println!(
                 "{}: ok (system {}, {} drive{}, {} switch{})",
                 path.display(),
@@ -665,7 +670,7 @@ fn show_system(s: &ssdlab_core::system::config::SystemConfig) -> String {
         let l = Link::new(&sw.uplink);
         let _ = writeln!(
             o,
-            "switch {}: upstream {} over Gen{} x{} ({:.2} GB/s payload per direction); {} downstream ports Gen{} up to x{}; {} port to port; {} W",
+            "switch {}: upstream {} over Gen{} x{} ({:.2} GB/s payload per direction); {} downstream ports Gen{} up to x{}; {} port to port; {} ingress buffer per port; {} W",
             sw.name,
             name(sw.upstream),
             sw.uplink.generation,
@@ -675,6 +680,7 @@ fn show_system(s: &ssdlab_core::system::config::SystemConfig) -> String {
             sw.downstream_generation,
             sw.downstream_lanes,
             sw.latency,
+            sw.ingress_buffer,
             sw.power_w
         );
     }

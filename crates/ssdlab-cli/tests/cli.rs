@@ -377,3 +377,85 @@ fn extends_and_set_from_the_shell() {
     assert_eq!(code, 2);
     assert!(err.contains("cycle in extends"), "{err}");
 }
+
+#[test]
+fn set_on_a_system_edits_the_system_or_its_drives() {
+    tmp("sys-small.toml", SMALL_DEVICE);
+    let sys = tmp(
+        "sys-two.toml",
+        "name = \"two\"\n[[switch]]\nname = \"sw0\"\nupstream_lanes = 8\ndownstream_lanes = 4\nports = 2\n\
+         [[drive]]\nname = \"nvme0\"\ndevice = \"sys-small.toml\"\nattach = \"sw0\"\n\
+         [[drive]]\nname = \"nvme1\"\ndevice = \"sys-small.toml\"\nattach = \"sw0\"\n",
+    );
+    // A system key and one drive's device key.
+    let (code, out, err) = ssdlab(&[
+        "systems",
+        "show",
+        &sys,
+        "--set",
+        "switch[0].latency=300ns",
+        "--set",
+        "nvme1.nand.channels=4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("300ns port to port"), "{out}");
+    let exported = |line: &str| line.split('(').nth(1).unwrap_or("").to_string();
+    let l0 = out.lines().find(|l| l.starts_with("drive nvme0")).unwrap();
+    let l1 = out.lines().find(|l| l.starts_with("drive nvme1")).unwrap();
+    assert_ne!(
+        exported(l0),
+        exported(l1),
+        "nvme1 has twice the channels: {out}"
+    );
+    // run: the drive's overrides are in its report.
+    let job = tmp(
+        "sys-two.fio",
+        "[r]\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=400\nfilename=nvme0:nvme1\n",
+    );
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--system",
+        &sys,
+        "--job",
+        &job,
+        "--set",
+        "drives.cache.write_buffer=2MiB",
+        "--set",
+        "nvme1.nand.channels=4",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ov = |d: &str| {
+        j["drives"][d]["device"]["overrides"]
+            .as_array()
+            .map(|a| a.len())
+    };
+    assert_eq!(ov("nvme0"), Some(1), "{}", j["drives"]["nvme0"]["device"]);
+    assert_eq!(ov("nvme1"), Some(2), "{}", j["drives"]["nvme1"]["device"]);
+    // Bad keys: by name, with what --set accepts on a system.
+    let (code, _, err) = ssdlab(&[
+        "check",
+        &sys,
+        "--set",
+        "nvme7.nand.channels=4",
+        "--set",
+        "channels=4",
+        "--set",
+        "switch[0].ingress_buffer=64",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("nvme7.nand.channels: 'nvme7' is neither a key of a system file nor a drive of this one (nvme0, nvme1)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("channels: on a system, --set takes a system-file key"),
+        "{err}"
+    );
+    assert!(
+        err.contains("switch[0].ingress_buffer: '64' has no unit"),
+        "{err}"
+    );
+}

@@ -682,30 +682,131 @@ pub fn system_preset_text(name: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
+/// What `--set` accepts on a system.
+const SET_HELP: &str = "on a system, --set takes a system-file key (root_complex.lanes, switch[0].latency, drive[1].lanes, host.submit_overhead), drives.KEY for every drive's device (drives.nand.channels) or DRIVE.KEY for one drive's (nvme0.ftl.over_provisioning)";
+
+/// Is `key` a key of the system file itself (not of a drive's device)?
+fn is_system_key(key: &str) -> bool {
+    let head = key.split(['.', '[']).next().unwrap_or("").trim();
+    matches!(
+        head,
+        "name" | "description" | "host" | "root_complex" | "switch" | "drive" | "extends"
+    )
+}
+
+/// A system preset's or file's text, its source label and the directory
+/// its relative device paths resolve against.
+fn read_system(name_or_path: &str) -> Result<(String, String, PathBuf), ConfigError> {
+    if let Some(t) = system_preset_text(name_or_path) {
+        return Ok((
+            t.to_string(),
+            format!("system preset {name_or_path}"),
+            PathBuf::from("."),
+        ));
+    }
+    let path = Path::new(name_or_path);
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        source: name_or_path.into(),
+        problems: vec![ConfigProblem {
+            key: "(file)".into(),
+            message: if path.extension().is_none() {
+                format!(
+                    "cannot read ({e}); system presets: {}",
+                    system_preset_names().join(", ")
+                )
+            } else {
+                format!("cannot read: {e}")
+            },
+        }],
+    })?;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    Ok((text, name_or_path.to_string(), dir))
+}
+
 impl SystemConfig {
     /// A system preset by name, or a system file.
     pub fn load(name_or_path: &str) -> Result<SystemConfig, ConfigError> {
-        if let Some(t) = system_preset_text(name_or_path) {
-            let src = format!("system preset {name_or_path}");
-            return SystemFile::from_toml_str(t, &src)?.resolve(&src, Path::new("."));
+        let (text, source, dir) = read_system(name_or_path)?;
+        SystemFile::from_toml_str(&text, &source)?.resolve(&source, &dir)
+    }
+
+    /// [`SystemConfig::load`] with `--set` overrides. A key of the system
+    /// file (`root_complex.lanes`, `switch[0].ingress_buffer`,
+    /// `drive[1].lanes`, `host.submit_overhead`) edits the system; any other
+    /// key edits drives' devices as a device file's `--set` does:
+    /// `drives.KEY` every drive's, `NAME.KEY` the drive named NAME's
+    /// (`nvme0.nand.channels`).
+    pub fn load_with(
+        name_or_path: &str,
+        overrides: &[compose::Override],
+    ) -> Result<SystemConfig, ConfigError> {
+        if overrides.is_empty() {
+            return SystemConfig::load(name_or_path);
         }
-        let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            source: name_or_path.into(),
-            problems: vec![ConfigProblem {
-                key: "(file)".into(),
-                message: if path.extension().is_none() {
-                    format!(
-                        "cannot read ({e}); system presets: {}",
-                        system_preset_names().join(", ")
-                    )
-                } else {
-                    format!("cannot read: {e}")
-                },
-            }],
-        })?;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        SystemFile::from_toml_str(&text, name_or_path)?.resolve(name_or_path, dir)
+        let (text, source, dir) = read_system(name_or_path)?;
+        let (sys, dev): (Vec<_>, Vec<_>) = overrides
+            .iter()
+            .cloned()
+            .partition(|(k, _)| is_system_key(k));
+        // Device overrides: (drive or "*", key within the device, value).
+        let per_drive: Vec<(String, String, toml::Value)> = dev
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let (who, rest) = k.split_once('.')?;
+                Some((
+                    if who == "drives" {
+                        "*".into()
+                    } else {
+                        who.to_string()
+                    },
+                    rest.to_string(),
+                    v,
+                ))
+            })
+            .collect();
+        let mut problems = Vec::new();
+        for (k, _) in overrides {
+            if !is_system_key(k) && !k.contains('.') {
+                problems.push(ConfigProblem {
+                    key: k.clone(),
+                    message: SET_HELP.into(),
+                });
+            }
+        }
+        let mut names = Vec::new();
+        let loaded = load_system_with(&text, &source, &sys, |_, d| {
+            names.push(d.name.clone());
+            let mine: Vec<compose::Override> = per_drive
+                .iter()
+                .filter(|(who, _, _)| who == "*" || *who == d.name)
+                .map(|(_, k, v)| (k.clone(), v.clone()))
+                .collect();
+            load_drive_device(&d.device, &dir, &mine)
+        });
+        // (No names: the file failed before its drives; its errors say why.)
+        for (who, k, _) in per_drive.iter().filter(|_| !names.is_empty()) {
+            if who != "*" && !names.contains(who) {
+                problems.push(ConfigProblem {
+                    key: format!("{who}.{k}"),
+                    message: format!(
+                        "'{who}' is neither a key of a system file nor a drive of this one ({}); {SET_HELP}",
+                        names.join(", ")
+                    ),
+                });
+            }
+        }
+        let cfg = match loaded {
+            Ok((_, cfg)) => cfg,
+            Err(mut e) => {
+                e.problems.extend(problems);
+                return Err(e);
+            }
+        };
+        if problems.is_empty() {
+            Ok(cfg)
+        } else {
+            Err(ConfigError { source, problems })
+        }
     }
 
     /// The one-drive system of a device: a root port and the drive.
