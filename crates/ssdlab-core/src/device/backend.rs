@@ -2,6 +2,8 @@
 //! striping order, garbage collection (victim, relocation reads through the
 //! buffer, erase), and the completion of every flash transaction.
 
+pub(crate) mod config;
+
 use super::{
     Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_PROG,
     TAG_SHIFT,

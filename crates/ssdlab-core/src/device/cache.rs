@@ -20,6 +20,8 @@
 //! version is replaced in the buffer, so the newer one must reach flash for
 //! the flush to hold); a trim drops the entry.
 
+pub(crate) mod config;
+
 use crate::config::CachePolicy;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

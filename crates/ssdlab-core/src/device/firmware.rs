@@ -9,6 +9,8 @@
 //! Putting stages on modelled cores and accelerators replaces [`Stage`]'s
 //! server with a core model without changing the call sites.
 
+pub(crate) mod config;
+
 use crate::compute::Compute;
 use crate::config::FirmwareConfig;
 use crate::engine::FifoServer;

@@ -17,6 +17,8 @@
 //! FIFO server; dies are independent (no chip-level lockstep). Optional
 //! program/erase suspend lets a waiting read in.
 
+pub(crate) mod config;
+
 use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
 use crate::units::{Bandwidth, Time};
 use std::collections::VecDeque;

@@ -11,6 +11,8 @@
 //! decides *when* each operation happens and calls in here for *what* it
 //! does to the mapping.
 
+pub(crate) mod config;
+
 use crate::config::{FtlConfig, GcPolicy, StripeDim};
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};

@@ -16,7 +16,7 @@
 //! (`datapath.rs` holds the command path, `backend.rs` what lies behind the
 //! buffer.)
 
-mod backend;
+pub(crate) mod backend;
 pub mod cache;
 pub mod compute;
 mod datapath;

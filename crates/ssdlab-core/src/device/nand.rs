@@ -8,6 +8,8 @@
 //! program unit (a page, or a whole word line with one-shot programming,
 //! across the unit's planes) is a contiguous slot range.
 
+pub(crate) mod config;
+
 use crate::config::NandConfig;
 use crate::units::{Bytes, Ppa, Time};
 

@@ -2,6 +2,8 @@
 //! and command-fetch arbitration (round robin, or weighted round robin with
 //! an urgent class, NVMe base specification 1.4 §4.13).
 
+pub(crate) mod config;
+
 use crate::config::{Arbitration, NvmeConfig};
 use std::collections::VecDeque;
 

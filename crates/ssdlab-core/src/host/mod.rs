@@ -7,6 +7,7 @@
 //! `Drives` door the event loop gives it) and learns of its completion from
 //! an [`Event::HostDone`]; it never sees the drive's internals.
 
+pub(crate) mod config;
 pub(crate) mod queue;
 pub(crate) mod trace_feed;
 

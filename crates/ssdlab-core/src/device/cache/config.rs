@@ -1,0 +1,124 @@
+//! The `[cache]` and `[dram]` sections of a device file: [`CacheFile`] and
+//! [`DramFile`] as written, [`CacheConfig`] resolved, and their checks.
+
+use crate::config::{d_str, Collector};
+use crate::units::{Bandwidth, Bytes, Time};
+use serde::{Deserialize, Serialize};
+
+/// `[dram]`: controller DRAM as a shared resource.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramFile {
+    /// Sustained bandwidth.
+    #[serde(default = "d_dram_bw")]
+    pub bandwidth: String,
+    /// Access latency added to every transfer.
+    #[serde(default = "d_dram_lat")]
+    pub latency: String,
+}
+fn d_dram_bw() -> String {
+    d_str("12.8GB/s")
+}
+fn d_dram_lat() -> String {
+    d_str("100ns")
+}
+impl Default for DramFile {
+    fn default() -> Self {
+        DramFile {
+            bandwidth: d_dram_bw(),
+            latency: d_dram_lat(),
+        }
+    }
+}
+
+/// `[cache]`: data cache and write buffer in controller DRAM.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheFile {
+    /// Write buffer capacity (at least one program unit).
+    #[serde(default = "d_wbuf")]
+    pub write_buffer: String,
+    /// Read cache capacity (0 = none).
+    #[serde(default = "d_rcache")]
+    pub read_cache: String,
+    /// Replacement policy: `"lru"` or `"fifo"`.
+    #[serde(default = "d_policy")]
+    pub policy: String,
+    /// Power-loss protection: capacitors hold up the write buffer, so an
+    /// NVMe Flush completes at once. Without it a flush waits until the
+    /// buffered writes are programmed (default false).
+    #[serde(default)]
+    pub power_loss_protection: bool,
+}
+fn d_wbuf() -> String {
+    d_str("16MiB")
+}
+fn d_rcache() -> String {
+    d_str("0B")
+}
+fn d_policy() -> String {
+    d_str("lru")
+}
+impl Default for CacheFile {
+    fn default() -> Self {
+        CacheFile {
+            write_buffer: d_wbuf(),
+            read_cache: d_rcache(),
+            policy: d_policy(),
+            power_loss_protection: false,
+        }
+    }
+}
+
+/// Cache replacement policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachePolicy {
+    /// Least recently used.
+    Lru,
+    /// First in, first out.
+    Fifo,
+}
+
+/// Resolved cache parameters.
+#[derive(Debug, Clone, Serialize)]
+pub struct CacheConfig {
+    /// Write buffer bytes.
+    pub write_buffer: Bytes,
+    /// Read cache bytes.
+    pub read_cache: Bytes,
+    /// Replacement policy.
+    pub policy: CachePolicy,
+    /// The write buffer survives power loss (flushes complete at once).
+    pub power_loss_protection: bool,
+    /// DRAM bandwidth.
+    pub dram_bandwidth: Bandwidth,
+    /// DRAM latency.
+    pub dram_latency: Time,
+}
+
+impl CacheFile {
+    /// Resolve and check `[cache]` with the controller DRAM of `[dram]`,
+    /// reporting problems to `c`.
+    pub(crate) fn resolve(&self, dram: &DramFile, c: &mut Collector) -> CacheConfig {
+        let policy = match self.policy.as_str() {
+            "lru" => CachePolicy::Lru,
+            "fifo" => CachePolicy::Fifo,
+            o => {
+                c.push(
+                    "cache.policy",
+                    format!("'{o}' is not a cache policy (expected \"lru\" or \"fifo\")"),
+                );
+                CachePolicy::Lru
+            }
+        };
+        CacheConfig {
+            write_buffer: c.bytes("cache.write_buffer", &self.write_buffer),
+            read_cache: c.bytes("cache.read_cache", &self.read_cache),
+            policy,
+            power_loss_protection: self.power_loss_protection,
+            dram_bandwidth: c.bw("dram.bandwidth", &dram.bandwidth),
+            dram_latency: c.time("dram.latency", &dram.latency),
+        }
+    }
+}

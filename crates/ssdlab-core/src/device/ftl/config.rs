@@ -1,0 +1,212 @@
+//! The `[ftl]` section of a device file: [`FtlFile`] as written,
+//! [`FtlConfig`] resolved, and its checks.
+
+use crate::config::{d_str, Collector};
+use crate::units::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// `[ftl]`: mapping, allocation and garbage collection.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlFile {
+    /// Mapping unit (granularity of the L2P table).
+    #[serde(default = "d_mu")]
+    pub mapping_unit: String,
+    /// Spare capacity relative to the exported capacity: raw = exported × (1 + OP).
+    #[serde(default = "d_op")]
+    pub over_provisioning: String,
+    /// Striping order of consecutive program units: a permutation of
+    /// `channel`, `die`, `plane` joined by `-`, fastest-varying first.
+    #[serde(default = "d_alloc")]
+    pub allocation: String,
+    /// Victim policy: `greedy`, `cost-benefit`, `random`, `fifo`, `d-choice`.
+    #[serde(default = "d_gcp")]
+    pub gc_policy: String,
+    /// Candidates sampled by `d-choice`.
+    #[serde(default = "d_gcd")]
+    pub gc_d_choices: u32,
+    /// GC starts on a parallel unit when its free blocks fall to this count.
+    #[serde(default = "d_gc_thr")]
+    pub gc_threshold: u32,
+    /// Host writes to a unit stall (foreground GC) at this many free blocks.
+    #[serde(default = "d_gc_hard")]
+    pub gc_hard_threshold: u32,
+    /// Background GC: also collect when the drive is idle, down to `gc_threshold + gc_background_margin`.
+    #[serde(default)]
+    pub gc_background: bool,
+    /// Extra free blocks background GC aims for above `gc_threshold`.
+    #[serde(default = "d_gc_bg_margin")]
+    pub gc_background_margin: u32,
+}
+fn d_mu() -> String {
+    d_str("4KiB")
+}
+fn d_op() -> String {
+    d_str("7%")
+}
+fn d_alloc() -> String {
+    d_str("channel-die-plane")
+}
+fn d_gcp() -> String {
+    d_str("greedy")
+}
+fn d_gcd() -> u32 {
+    8
+}
+fn d_gc_thr() -> u32 {
+    4
+}
+fn d_gc_hard() -> u32 {
+    2
+}
+fn d_gc_bg_margin() -> u32 {
+    4
+}
+impl Default for FtlFile {
+    fn default() -> Self {
+        FtlFile {
+            mapping_unit: d_mu(),
+            over_provisioning: d_op(),
+            allocation: d_alloc(),
+            gc_policy: d_gcp(),
+            gc_d_choices: d_gcd(),
+            gc_threshold: d_gc_thr(),
+            gc_hard_threshold: d_gc_hard(),
+            gc_background: false,
+            gc_background_margin: d_gc_bg_margin(),
+        }
+    }
+}
+
+/// GC victim selection policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// Fewest valid pages.
+    Greedy,
+    /// Max (1 − u) · age / (2u) (Rosenblum & Ousterhout / Kawaguchi et al.).
+    CostBenefit,
+    /// Uniformly random full block.
+    Random,
+    /// Oldest closed block first.
+    Fifo,
+    /// Best of d random candidates.
+    DChoice,
+}
+
+/// Striping dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StripeDim {
+    /// Across channels.
+    Channel,
+    /// Across dies on a channel.
+    Die,
+    /// Across planes of a die (only when planes are independent).
+    Plane,
+}
+
+/// Resolved FTL parameters.
+#[derive(Debug, Clone, Serialize)]
+pub struct FtlConfig {
+    /// Mapping unit in bytes.
+    pub mapping_unit: Bytes,
+    /// Over-provisioning fraction.
+    pub over_provisioning: f64,
+    /// Striping order, fastest first.
+    pub allocation: Vec<StripeDim>,
+    /// Victim policy.
+    pub gc_policy: GcPolicy,
+    /// d for d-choice.
+    pub gc_d_choices: u32,
+    /// Soft threshold (free blocks per unit).
+    pub gc_threshold: u32,
+    /// Hard threshold (free blocks per unit).
+    pub gc_hard_threshold: u32,
+    /// Background GC enabled.
+    pub gc_background: bool,
+    /// Background margin.
+    pub gc_background_margin: u32,
+}
+
+impl FtlFile {
+    /// Resolve and check `[ftl]` for NAND pages of `page_size`, reporting
+    /// problems to `c`.
+    pub(crate) fn resolve(&self, page_size: Bytes, c: &mut Collector) -> FtlConfig {
+        let ff = self;
+        let mapping_unit = c.bytes("ftl.mapping_unit", &ff.mapping_unit);
+        if mapping_unit.0 != 0 && (!mapping_unit.0.is_power_of_two() || mapping_unit.0 < 512) {
+            c.push(
+                "ftl.mapping_unit",
+                format!("{mapping_unit} must be a power of two of at least 512B"),
+            );
+        }
+        if page_size.0 != 0 && mapping_unit.0 != 0 && !page_size.0.is_multiple_of(mapping_unit.0) {
+            c.push(
+                "ftl.mapping_unit",
+                format!("{mapping_unit} must divide the page size {page_size}"),
+            );
+        }
+        let op = c.pct("ftl.over_provisioning", &ff.over_provisioning);
+        let mut allocation = Vec::new();
+        for part in ff.allocation.split('-') {
+            let d = match part {
+                "channel" => StripeDim::Channel,
+                "die" => StripeDim::Die,
+                "plane" => StripeDim::Plane,
+                o => {
+                    c.push("ftl.allocation", format!("'{o}' is not a striping dimension (expected a permutation of channel, die, plane joined by '-')"));
+                    continue;
+                }
+            };
+            if allocation.contains(&d) {
+                c.push("ftl.allocation", format!("'{part}' appears twice"));
+            }
+            allocation.push(d);
+        }
+        if allocation.len() != 3 && !c.problems.iter().any(|p| p.key == "ftl.allocation") {
+            c.push(
+                "ftl.allocation",
+                "must name channel, die and plane once each, e.g. \"channel-die-plane\"",
+            );
+        }
+        let gc_policy = match ff.gc_policy.as_str() {
+            "greedy" => GcPolicy::Greedy,
+            "cost-benefit" => GcPolicy::CostBenefit,
+            "random" => GcPolicy::Random,
+            "fifo" => GcPolicy::Fifo,
+            "d-choice" => GcPolicy::DChoice,
+            o => {
+                c.push("ftl.gc_policy", format!("'{o}' is not a GC policy (expected greedy, cost-benefit, random, fifo or d-choice)"));
+                GcPolicy::Greedy
+            }
+        };
+        c.positive("ftl.gc_d_choices", ff.gc_d_choices);
+        if ff.gc_hard_threshold < 1 {
+            c.push(
+                "ftl.gc_hard_threshold",
+                "must be at least 1 (GC needs a free block to copy into)",
+            );
+        }
+        if ff.gc_threshold < ff.gc_hard_threshold {
+            c.push(
+                "ftl.gc_threshold",
+                format!(
+                    "{} is below gc_hard_threshold {}: GC must start before host writes stall",
+                    ff.gc_threshold, ff.gc_hard_threshold
+                ),
+            );
+        }
+        FtlConfig {
+            mapping_unit,
+            over_provisioning: op,
+            allocation,
+            gc_policy,
+            gc_d_choices: ff.gc_d_choices,
+            gc_threshold: ff.gc_threshold,
+            gc_hard_threshold: ff.gc_hard_threshold,
+            gc_background: ff.gc_background,
+            gc_background_margin: ff.gc_background_margin,
+        }
+    }
+}

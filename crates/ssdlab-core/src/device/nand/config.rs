@@ -1,0 +1,305 @@
+//! The `[nand]` section of a device file: [`NandFile`] as written,
+//! [`NandConfig`] resolved, and its checks.
+
+use crate::config::{d_str, Collector};
+use crate::units::{parse_transfer_rate, Bandwidth, Bytes, Time};
+use serde::{Deserialize, Serialize};
+
+/// `[nand]`: geometry, cell type, timings and channel bus.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandFile {
+    /// Independent channels (buses).
+    pub channels: u32,
+    /// Chips (packages / chip enables) per channel.
+    pub chips_per_channel: u32,
+    /// Dies per chip (each die operates independently).
+    pub dies_per_chip: u32,
+    /// Planes per die.
+    pub planes_per_die: u32,
+    /// Blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Page size.
+    pub page_size: String,
+    /// `slc`, `mlc`, `tlc` or `qlc`.
+    pub cell: String,
+    /// Read latency per page type (LSB, CSB, MSB, TSB; one per bit of the cell).
+    pub t_read: Vec<String>,
+    /// Program latency per page type (page-by-page programming).
+    pub t_prog: Vec<String>,
+    /// Program latency of a whole word line in one shot (required if `one_shot_program`).
+    #[serde(default)]
+    pub t_prog_one_shot: Option<String>,
+    /// Program all pages of a word line in one operation (TLC/QLC).
+    #[serde(default)]
+    pub one_shot_program: bool,
+    /// Block erase latency.
+    pub t_erase: String,
+    /// Multi-plane read/program/erase: the planes of a die act together.
+    #[serde(default = "d_true")]
+    pub multi_plane: bool,
+    /// Cache read: the array reads the next page while the previous one streams out.
+    #[serde(default)]
+    pub cache_read: bool,
+    /// Channel bus transfer rate (with `bus_width_bits`), e.g. `"1200MT/s"`.
+    #[serde(default)]
+    pub bus_rate: Option<String>,
+    /// Channel bus width in bits.
+    #[serde(default)]
+    pub bus_width_bits: Option<u32>,
+    /// Channel bandwidth given directly (instead of rate × width), e.g. `"40MB/s"`.
+    #[serde(default)]
+    pub bus_bandwidth: Option<String>,
+    /// Command and address cycles on the bus, per operation.
+    #[serde(default = "d_tcmd")]
+    pub t_cmd: String,
+    /// Time to suspend an ongoing program or erase.
+    #[serde(default = "d_tsus")]
+    pub t_suspend: String,
+    /// Time to resume a suspended program or erase.
+    #[serde(default = "d_tsus")]
+    pub t_resume: String,
+}
+fn d_true() -> bool {
+    true
+}
+fn d_tcmd() -> String {
+    d_str("0ns")
+}
+fn d_tsus() -> String {
+    d_str("20us")
+}
+
+/// NAND cell type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellType {
+    /// 1 bit per cell.
+    Slc,
+    /// 2 bits per cell.
+    Mlc,
+    /// 3 bits per cell.
+    Tlc,
+    /// 4 bits per cell.
+    Qlc,
+}
+
+impl CellType {
+    /// Bits per cell = pages per word line.
+    pub fn bits(self) -> u32 {
+        match self {
+            CellType::Slc => 1,
+            CellType::Mlc => 2,
+            CellType::Tlc => 3,
+            CellType::Qlc => 4,
+        }
+    }
+}
+
+/// Resolved NAND parameters.
+#[derive(Debug, Clone, Serialize)]
+pub struct NandConfig {
+    /// Channels.
+    pub channels: u32,
+    /// Chips per channel.
+    pub chips_per_channel: u32,
+    /// Dies per chip.
+    pub dies_per_chip: u32,
+    /// Planes per die.
+    pub planes_per_die: u32,
+    /// Blocks per plane.
+    pub blocks_per_plane: u32,
+    /// Pages per block.
+    pub pages_per_block: u32,
+    /// Page size in bytes.
+    pub page_size: Bytes,
+    /// Cell type.
+    pub cell: CellType,
+    /// Read latency per page type.
+    pub t_read: Vec<Time>,
+    /// Program latency per page type.
+    pub t_prog: Vec<Time>,
+    /// One-shot word-line program latency (if enabled).
+    pub t_prog_one_shot: Option<Time>,
+    /// Erase latency.
+    pub t_erase: Time,
+    /// Multi-plane operations.
+    pub multi_plane: bool,
+    /// Cache read (array overlaps the previous page's data out).
+    pub cache_read: bool,
+    /// Channel bandwidth in bytes/s.
+    pub bus_bandwidth: Bandwidth,
+    /// Command/address overhead per operation.
+    pub t_cmd: Time,
+    /// Suspend latency.
+    pub t_suspend: Time,
+    /// Resume latency.
+    pub t_resume: Time,
+}
+
+impl NandConfig {
+    /// Dies per channel.
+    pub fn dies_per_channel(&self) -> u32 {
+        self.chips_per_channel * self.dies_per_chip
+    }
+    /// Total dies.
+    pub fn total_dies(&self) -> u32 {
+        self.channels * self.dies_per_channel()
+    }
+    /// Raw capacity in bytes.
+    pub fn raw_bytes(&self) -> u64 {
+        self.total_dies() as u64
+            * self.planes_per_die as u64
+            * self.blocks_per_plane as u64
+            * self.pages_per_block as u64
+            * self.page_size.0
+    }
+}
+
+impl NandFile {
+    /// Resolve and check `[nand]`, reporting problems to `c`.
+    pub(crate) fn resolve(&self, c: &mut Collector) -> NandConfig {
+        let nf = self;
+        for (k, v) in [
+            ("nand.channels", nf.channels),
+            ("nand.chips_per_channel", nf.chips_per_channel),
+            ("nand.dies_per_chip", nf.dies_per_chip),
+            ("nand.planes_per_die", nf.planes_per_die),
+            ("nand.blocks_per_plane", nf.blocks_per_plane),
+            ("nand.pages_per_block", nf.pages_per_block),
+        ] {
+            c.positive(k, v);
+        }
+        let cell = match nf.cell.to_ascii_lowercase().as_str() {
+            "slc" => CellType::Slc,
+            "mlc" => CellType::Mlc,
+            "tlc" => CellType::Tlc,
+            "qlc" => CellType::Qlc,
+            o => {
+                c.push(
+                    "nand.cell",
+                    format!("'{o}' is not a cell type (expected slc, mlc, tlc or qlc)"),
+                );
+                CellType::Slc
+            }
+        };
+        let bits = cell.bits() as usize;
+        let page_size = c.bytes("nand.page_size", &nf.page_size);
+        let t_read: Vec<Time> = nf
+            .t_read
+            .iter()
+            .enumerate()
+            .map(|(i, s)| c.time(&format!("nand.t_read[{i}]"), s))
+            .collect();
+        let t_prog: Vec<Time> = nf
+            .t_prog
+            .iter()
+            .enumerate()
+            .map(|(i, s)| c.time(&format!("nand.t_prog[{i}]"), s))
+            .collect();
+        if t_read.len() != bits {
+            c.push("nand.t_read", format!("{} cells have {bits} page types, so {bits} read latencies are needed (LSB, CSB, MSB, TSB order); {} given", nf.cell, t_read.len()));
+        }
+        if t_prog.len() != bits {
+            c.push("nand.t_prog", format!("{} cells have {bits} page types, so {bits} program latencies are needed; {} given", nf.cell, t_prog.len()));
+        }
+        if t_read.contains(&Time::ZERO) && t_read.len() == bits {
+            c.push("nand.t_read", "read latency must be positive");
+        }
+        let t_prog_one_shot = nf
+            .t_prog_one_shot
+            .as_deref()
+            .map(|s| c.time("nand.t_prog_one_shot", s));
+        if nf.one_shot_program {
+            if bits == 1 {
+                c.push(
+                    "nand.one_shot_program",
+                    "one-shot programming needs a multi-bit cell (mlc, tlc or qlc)",
+                );
+            }
+            if t_prog_one_shot.is_none() {
+                c.push("nand.t_prog_one_shot", "required when one_shot_program = true (latency of programming a whole word line)");
+            }
+            if !nf.pages_per_block.is_multiple_of(cell.bits()) {
+                c.push(
+                    "nand.pages_per_block",
+                    format!(
+                        "must be a multiple of {} (pages per word line) for one-shot programming",
+                        cell.bits()
+                    ),
+                );
+            }
+        } else if nf.t_prog_one_shot.is_some() {
+            c.push(
+                "nand.t_prog_one_shot",
+                "given but one_shot_program is false; set one_shot_program = true or remove it",
+            );
+        }
+        let bus_bandwidth = match (&nf.bus_rate, nf.bus_width_bits, &nf.bus_bandwidth) {
+            (Some(r), Some(w), None) => {
+                if w == 0 || w % 8 != 0 {
+                    c.push("nand.bus_width_bits", "must be a positive multiple of 8");
+                }
+                match parse_transfer_rate(r) {
+                    Ok(t) => Bandwidth(t * (w as f64 / 8.0).max(1.0)),
+                    Err(e) => {
+                        c.push("nand.bus_rate", e.0);
+                        Bandwidth(1.0)
+                    }
+                }
+            }
+            (None, None, Some(b)) => c.bw("nand.bus_bandwidth", b),
+            (Some(_), None, None) => {
+                c.push("nand.bus_width_bits", "required with bus_rate (e.g. 8)");
+                Bandwidth(1.0)
+            }
+            (None, Some(_), None) => {
+                c.push(
+                    "nand.bus_rate",
+                    "required with bus_width_bits (e.g. \"1200MT/s\")",
+                );
+                Bandwidth(1.0)
+            }
+            (None, None, None) => {
+                c.push(
+                    "nand.bus_rate",
+                    "the channel bus needs bus_rate and bus_width_bits, or bus_bandwidth",
+                );
+                Bandwidth(1.0)
+            }
+            _ => {
+                c.push(
+                    "nand.bus_bandwidth",
+                    "contradicts bus_rate/bus_width_bits: give one or the other",
+                );
+                Bandwidth(1.0)
+            }
+        };
+        NandConfig {
+            channels: nf.channels,
+            chips_per_channel: nf.chips_per_channel,
+            dies_per_chip: nf.dies_per_chip,
+            planes_per_die: nf.planes_per_die,
+            blocks_per_plane: nf.blocks_per_plane,
+            pages_per_block: nf.pages_per_block,
+            page_size,
+            cell,
+            t_read,
+            t_prog,
+            t_prog_one_shot: if nf.one_shot_program {
+                t_prog_one_shot
+            } else {
+                None
+            },
+            t_erase: c.time("nand.t_erase", &nf.t_erase),
+            multi_plane: nf.multi_plane,
+            cache_read: nf.cache_read,
+            bus_bandwidth,
+            t_cmd: c.time("nand.t_cmd", &nf.t_cmd),
+            t_suspend: c.time("nand.t_suspend", &nf.t_suspend),
+            t_resume: c.time("nand.t_resume", &nf.t_resume),
+        }
+    }
+}
