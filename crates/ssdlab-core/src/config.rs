@@ -10,7 +10,7 @@
 //! `config` module: its `XFile` (as written, with its defaults), its resolved
 //! `XConfig` and the `resolve` that checks it (`device/nvme/config.rs`,
 //! `device/{firmware,cache,ftl,nand,flash,backend}/config.rs`,
-//! `host/config.rs`; `[pcie]` for now in `config/pcie.rs`). This file keeps
+//! `host/config.rs`; `[pcie]` in `fabric/pcie/config.rs`). This file keeps
 //! what several sections share: the `Collector` of problems, [`DeviceFile`]
 //! and [`Device`], the order in which sections are resolved, the checks
 //! across sections (geometry), TOML error keys, and the presets. Every
@@ -62,7 +62,6 @@ impl std::error::Error for ConfigError {}
 // Each section of a device file lives next to the stage it configures (its
 // `XFile` as written, its resolved `XConfig` and its checks); they are
 // re-exported here, so `crate::config::NandConfig` and the like keep working.
-mod pcie;
 
 pub use crate::device::backend::config::{Backend, BackendFile};
 pub use crate::device::cache::config::{CacheConfig, CacheFile, CachePolicy, DramFile};
@@ -72,7 +71,7 @@ pub use crate::device::ftl::config::{FtlConfig, FtlFile, GcPolicy, StripeDim};
 pub use crate::device::nand::config::{CellType, NandConfig, NandFile};
 pub use crate::device::nvme::config::{Arbitration, NvmeConfig, NvmeFile};
 pub use crate::host::config::{HostConfig, HostFile};
-pub use pcie::{PcieConfig, PcieFile};
+pub use crate::fabric::pcie::config::{PcieConfig, PcieFile};
 
 pub(crate) fn d_str(s: &str) -> String {
     s.to_string()

@@ -6,6 +6,8 @@
 //! 8b/10b for Gen1-2, 128b/130b for Gen3-5); per-TLP overhead of 24 B
 //! (4DW header 16 B + framing/sequence 4 B + LCRC 4 B) is the usual figure.
 
+pub(crate) mod config;
+
 use crate::config::PcieConfig;
 use crate::engine::{Calendar, FifoServer};
 use crate::units::{Bandwidth, Time};

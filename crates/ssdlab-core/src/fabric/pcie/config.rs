@@ -2,10 +2,6 @@
 //! [`PcieConfig`] resolved, and its checks (the generation, width and TLP
 //! size checks are shared with system files, so they stay in `config.rs`:
 //! `pcie_generation_problem`, `pcie_lanes_problem`, `tlp_size`).
-//!
-//! Its natural home is next to the link it configures
-//! (`fabric/pcie/config.rs`, like the device stages' `config` modules);
-//! moving it there takes a `git mv` and one `mod` line.
 
 use crate::config::{d_str, pcie_generation_problem, pcie_lanes_problem, tlp_size, Collector};
 use crate::units::{Bandwidth, Bytes, Time};
