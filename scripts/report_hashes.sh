@@ -89,3 +89,31 @@ JOB
 run "fio/jobs/pm9a3-960g" --device pm9a3-960g --job "$work/jobs.fio"
 run "fio/jobs/seed004-controller-2" --device seed004-controller-2 --job "$work/jobs.fio"
 run "fio/mixed-oltp/pm9a3-960g" --device pm9a3-960g --job tests/data/fio/mixed-oltp.fio
+# Systems: seed 002's board (switch credits and back-pressure on the x8
+# uplink) under mixed per-drive jobs, and a saturated uplink.
+cat > "$work/sys.fio" <<'JOB'
+[global]
+bs=4k
+number_ios=30000
+[r0]
+filename=nvme0
+rw=randread
+iodepth=32
+[w1]
+filename=nvme1
+rw=randwrite
+iodepth=8
+[rw23]
+filename=nvme2:nvme3
+rw=randrw
+rwmixread=70
+iodepth=16
+[seq]
+filename=nvme0:nvme1:nvme2:nvme3
+rw=read
+bs=128k
+iodepth=16
+number_ios=8000
+JOB
+run "system/seed002-4x-gen3-switch" --system seed002-4x-gen3-switch --job "$work/sys.fio"
+run "system/seed002-4x-gen3-switch/steady" --system seed002-4x-gen3-switch --job "$work/sys.fio" --precondition steady --set drives.nand.blocks_per_plane=96 --set drives.ftl.over_provisioning=25%

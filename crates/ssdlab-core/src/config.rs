@@ -70,8 +70,8 @@ pub use crate::device::flash::config::{ExecutionModel, FlashConfig, FlashFile, O
 pub use crate::device::ftl::config::{FtlConfig, FtlFile, GcPolicy, StripeDim};
 pub use crate::device::nand::config::{CellType, NandConfig, NandFile};
 pub use crate::device::nvme::config::{Arbitration, NvmeConfig, NvmeFile};
-pub use crate::host::config::{HostConfig, HostFile};
 pub use crate::fabric::pcie::config::{PcieConfig, PcieFile};
+pub use crate::host::config::{HostConfig, HostFile};
 
 pub(crate) fn d_str(s: &str) -> String {
     s.to_string()

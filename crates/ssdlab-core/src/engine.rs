@@ -268,8 +268,10 @@ mod tests {
 /// calendar holds only work still ahead.
 #[derive(Debug, Clone, Default)]
 pub struct Calendar {
-    /// Busy stretches (start ps, end ps), sorted, non-overlapping, adjacent ones merged.
-    busy: std::collections::VecDeque<(u64, u64)>,
+    /// Busy stretches (start ps, end ps), sorted, non-overlapping, adjacent
+    /// ones merged; those before `head` have ended (forgotten).
+    busy: Vec<(u64, u64)>,
+    head: usize,
     total: Time,
     floor: u64,
 }
@@ -287,18 +289,43 @@ impl Calendar {
     /// start, last end).
     pub fn reserve(&mut self, at: Time, service: Time) -> (Time, Time) {
         self.total += service;
-        while self.busy.front().is_some_and(|&(_, e)| e <= self.floor) {
-            self.busy.pop_front();
+        while self
+            .busy
+            .get(self.head)
+            .is_some_and(|&(_, e)| e <= self.floor)
+        {
+            self.head += 1;
+        }
+        if self.head >= 32 && self.head * 2 >= self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
         }
         let mut need = service.0;
         if need == 0 {
             return (at, at);
         }
         let mut s = at.0;
+        // Ready after everything booked: append (the common case).
+        let live = self.busy.len() > self.head;
+        match self.busy.last_mut() {
+            Some(last) if live && last.1 <= s => {
+                if last.1 == s {
+                    last.1 = s + need;
+                } else {
+                    self.busy.push((s, s + need));
+                }
+                return (at, Time(s + need));
+            }
+            None => {
+                self.busy.push((s, s + need));
+                return (at, Time(s + need));
+            }
+            _ => {}
+        }
         let mut first = None;
         loop {
             // The first stretch that ends after `s` (ends are sorted too).
-            let i = self.busy.partition_point(|&(_, e)| e <= s);
+            let i = self.head + self.busy[self.head..].partition_point(|&(_, e)| e <= s);
             let next = match self.busy.get(i) {
                 Some(&(st, e)) if st <= s => {
                     // Inside a busy stretch: skip it.
@@ -322,7 +349,7 @@ impl Calendar {
     /// Mark [start, end) busy at index `i` (the stretch there starts at or
     /// after `end`), merging with neighbours.
     fn insert_at(&mut self, i: usize, start: u64, end: u64) {
-        let merge_prev = i > 0 && self.busy[i - 1].1 == start;
+        let merge_prev = i > self.head && self.busy[i - 1].1 == start;
         let merge_next = self.busy.get(i).is_some_and(|&(st, _)| st == end);
         match (merge_prev, merge_next) {
             (true, true) => {
@@ -343,8 +370,7 @@ impl Calendar {
 
     /// Busy time that has run by `t`: the booked total less what lies after `t`.
     pub fn busy_by(&self, t: Time) -> Time {
-        let ahead: u64 = self
-            .busy
+        let ahead: u64 = self.busy[self.head..]
             .iter()
             .rev()
             .take_while(|&&(_, e)| e > t.0)

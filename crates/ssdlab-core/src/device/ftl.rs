@@ -243,8 +243,15 @@ impl Ftl {
             _ => {
                 if let Some((b, _)) = u.active.take() {
                     let bid = (unit * self.geo.blocks_per_unit + b) as usize;
-                    self.state[bid] = BlockState::Closed;
-                    self.close_seq[bid] = self.seq;
+                    // A full block was closed when it filled, and GC may
+                    // have chosen it (Victim) or erased it (Free) since:
+                    // those states stand (closing it again would put an
+                    // erased block on the free list twice, and two writers
+                    // would then share its slots).
+                    if matches!(self.state[bid], BlockState::Active | BlockState::Closed) {
+                        self.state[bid] = BlockState::Closed;
+                        self.close_seq[bid] = self.seq;
+                    }
                 }
                 let b = u.free.pop_front()?;
                 let bid = (unit * self.geo.blocks_per_unit + b) as usize;
@@ -769,6 +776,28 @@ bus_bandwidth = "400MB/s"
             g.channel_of_die(g.die_of_unit(s[0])),
             g.channel_of_die(g.die_of_unit(s[1]))
         );
+    }
+
+    /// With little spare, GC runs during the fill itself and can pick the
+    /// block a unit just filled (still its `active` entry); the next
+    /// allocation on that unit must not close the erased block again (it
+    /// would sit on the free list twice and two program units would share
+    /// its slots: l2p and p2l disagree).
+    #[test]
+    fn gc_of_a_just_filled_block_does_not_free_it_twice() {
+        for (policy, mp) in [("greedy", true), ("fifo", false), ("cost-benefit", true)] {
+            let mut d = small_device(policy, mp);
+            d.ftl.over_provisioning = 0.03;
+            let mut f = ftl_for(&d);
+            f.fill_sequential();
+            assert!(f.stats.gc_runs > 0, "{policy}: GC ran during the fill");
+            f.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy} mp={mp}: {e}"));
+            let (_, waf) = f.precondition_steady(3, 2.0);
+            assert!(waf > 1.0);
+            f.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy} mp={mp}, steady: {e}"));
+        }
     }
 
     #[test]

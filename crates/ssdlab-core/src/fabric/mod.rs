@@ -90,8 +90,11 @@ struct Step {
     /// Switch crossed before this hop (its port-to-port latency).
     crossed: Option<usize>,
     /// The switch that receives this hop, if any: its ingress buffer
-    /// limits the hop's rate and holds the hop while the next one is busy.
+    /// holds the hop while the next one is busy.
     into: Option<usize>,
+    /// (credit round trip, ingress buffer bytes) if the switch's credits
+    /// can limit this hop below its link's rate (see [`credit_limited`]).
+    credit: Option<(Time, u64)>,
 }
 
 /// A switch's flow control, as [`chain`] needs it.
@@ -103,18 +106,29 @@ struct Credits {
     latency: Time,
 }
 
-/// Service of `wire` carrying `bytes` into a switch with `credits` over a
-/// link of one-way `link_latency`: at most one buffer per credit round trip.
-#[inline]
-fn credit_limited(wire: Time, bytes: u64, link_latency: Time, credits: Option<&Credits>) -> Time {
-    match credits {
-        Some(c) if bytes > 0 => {
-            let rtt = link_latency.times(2) + c.latency;
-            let limit = Time((rtt.0 as u128 * bytes as u128 / c.buffer.max(1) as u128) as u64);
+/// Service of `wire` carrying `bytes` over a hop whose receiver's credits
+/// are `credit` (round trip, buffer): at most one buffer per round trip.
+#[inline(always)]
+fn credit_limited(wire: Time, bytes: u64, credit: Option<(Time, u64)>) -> Time {
+    match credit {
+        Some((rtt, buffer)) => {
+            let limit = Time((rtt.0 as u128 * bytes as u128 / buffer.max(1) as u128) as u64);
             wire.max(limit)
         }
-        _ => wire,
+        None => wire,
     }
+}
+
+/// The credits of switch `into` on `link`, if they can ever hold a transfer
+/// below the link's own rate: one buffer per round trip (two link latencies
+/// plus the switch's) against the link's payload rate. Otherwise the wire
+/// time, which includes TLP overhead, is always the larger.
+fn credit_of(link: &Link, into: Option<usize>, switches: &[Credits]) -> Option<(Time, u64)> {
+    let c = switches.get(into?)?;
+    let rtt = link.latency().times(2) + c.latency;
+    let rate = link.payload_rate_bound().0; // bytes/s
+    let credit_rate = c.buffer as f64 / rtt.as_secs_f64().max(1e-18);
+    (credit_rate < rate * (1.0 + 1e-9)).then_some((rtt, c.buffer))
 }
 
 /// Book a transfer over `hops` (in the order it flows), cut-through;
@@ -127,51 +141,54 @@ fn chain(
     bytes: u64,
     dur: impl Fn(&Link) -> Time,
 ) -> Time {
-    // (start, end) per hop, for the back-pressure pass; paths are short.
-    let mut span = [(Time::ZERO, Time::ZERO); MAX_HOPS];
     let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
     for (i, st) in hops.iter().enumerate() {
         let link = &mut links[st.link];
         let lat = link.latency();
-        let d = credit_limited(dur(link), bytes, lat, st.into.map(|j| &switches[j]));
+        let d = credit_limited(dur(link), bytes, st.credit);
         let (s, e) = match prev {
             None => link.reserve(st.dir, now, d, bytes),
             Some((ps, pe, plat)) => {
                 let cross = plat + st.crossed.map_or(Time::ZERO, |j| switches[j].latency);
                 let (s, e) = link.reserve(st.dir, ps + cross, d, bytes);
+                // Back-pressure on the hop before, now that this one is booked.
+                if let Some(j) = hops[i - 1].into {
+                    hold_behind(links, switches, hops[i - 1], j, pe, (s, e), bytes);
+                }
                 (s, e.max(pe + cross))
             }
         };
-        if i < MAX_HOPS {
-            span[i] = (s, e);
-        }
         prev = Some((s, e, lat));
-    }
-    // Back-pressure: a hop into a switch cannot finish before all but one
-    // ingress buffer of the transfer has left over the next hop.
-    if bytes > 0 {
-        for i in 0..hops.len().saturating_sub(1).min(MAX_HOPS - 1) {
-            let Some(j) = hops[i].into else { continue };
-            let buffer = switches[j].buffer;
-            if bytes <= buffer || links[hops[i].link].is_shared() {
-                continue;
-            }
-            let (ns, ne) = span[i + 1];
-            let cross = links[hops[i].link].latency() + switches[j].latency;
-            let left =
-                Time(((ne - ns).0 as u128 * (bytes - buffer) as u128 / bytes as u128) as u64);
-            let until = (ns + left).saturating_sub(cross);
-            if until > span[i].1 {
-                links[hops[i].link].hold(hops[i].dir, until);
-            }
-        }
     }
     prev.map_or(now, |(_, e, lat)| e + lat)
 }
 
-/// Longest path tracked for back-pressure (hops; switches nested this deep
-/// are far beyond real boards).
-const MAX_HOPS: usize = 16;
+/// Back-pressure: `hop` (into switch `j`, ending at `end`) cannot finish
+/// before all but one ingress buffer of the transfer has left over the next
+/// hop, booked over `next`. Shared links are never held.
+#[inline]
+fn hold_behind(
+    links: &mut [Link],
+    switches: &[Credits],
+    hop: Step,
+    j: usize,
+    end: Time,
+    next: (Time, Time),
+    bytes: u64,
+) {
+    let buffer = switches[j].buffer;
+    let link = &mut links[hop.link];
+    if bytes <= buffer || link.is_shared() {
+        return;
+    }
+    let (ns, ne) = next;
+    let cross = link.latency() + switches[j].latency;
+    let left = Time(((ne - ns).0 as u128 * (bytes - buffer) as u128 / bytes as u128) as u64);
+    let until = (ns + left).saturating_sub(cross);
+    if until > end {
+        link.hold(hop.dir, until);
+    }
+}
 
 /// Something a switch or drive attaches to, for [`Fabric::build`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,12 +242,14 @@ impl Fabric {
                 dir: Dir::Up,
                 crossed: None,
                 into: None,
+                credit: None,
             }]],
             down: vec![vec![Step {
                 link: 0,
                 dir: Dir::Down,
                 crossed: None,
                 into: None,
+                credit: None,
             }]],
             switches: Vec::new(),
             shared_links: false,
@@ -353,6 +372,7 @@ impl Fabric {
                 dir: Dir::Up,
                 crossed: if i == 0 { None } else { p[i - 1].upper_switch },
                 into: p[i].upper_switch,
+                credit: credit_of(&self.links[p[i].link], p[i].upper_switch, &self.switches),
             })
             .collect()
     }
@@ -373,6 +393,11 @@ impl Fabric {
                     p[i].upper_switch
                 },
                 into: if i == 0 { None } else { p[i - 1].upper_switch },
+                credit: credit_of(
+                    &self.links[p[i].link],
+                    if i == 0 { None } else { p[i - 1].upper_switch },
+                    &self.switches,
+                ),
             })
             .collect()
     }
@@ -486,7 +511,7 @@ impl Fabric {
         for st in hops {
             let link = &self.links[st.link];
             let lat = link.latency();
-            let d = credit_limited(dur(link), bytes, lat, st.into.map(|j| &self.switches[j]));
+            let d = credit_limited(dur(link), bytes, st.credit);
             let (s, e) = match prev {
                 None => (Time::ZERO, d),
                 Some((ps, pe, plat)) => {

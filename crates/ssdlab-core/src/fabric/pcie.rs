@@ -11,6 +11,7 @@ pub(crate) mod config;
 use crate::config::PcieConfig;
 use crate::engine::{Calendar, FifoServer};
 use crate::units::{Bandwidth, Time};
+use std::cell::Cell;
 
 /// Transfer direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +34,14 @@ pub struct Link {
     /// A link several drives share books its two directions on calendars
     /// (see [`Calendar`]) instead of the FIFO servers.
     shared: Option<Box<[Calendar; 2]>>,
+    /// [`Link::payload_time`] of recent sizes (bytes, time), direct mapped:
+    /// a drive moves a handful of sizes (data, SQE, CQE, MSI-X) over and
+    /// over, and the float arithmetic is the fabric's largest cost.
+    memo: [Cell<(u64, Time)>; MEMO],
 }
+
+/// Entries of [`Link::memo`] (a power of two).
+const MEMO: usize = 8;
 
 impl Link {
     /// Build from config.
@@ -53,11 +61,25 @@ impl Link {
             down: FifoServer::default(),
             bytes: (0, 0),
             shared: None,
+            memo: std::array::from_fn(|_| Cell::new((u64::MAX, Time::ZERO))),
         }
     }
 
     /// Wire time of a memory-write style payload of `bytes` (split into MPS TLPs).
+    #[inline]
     pub fn payload_time(&self, bytes: u64) -> Time {
+        let slot =
+            &self.memo[(bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize & (MEMO - 1)];
+        let (b, t) = slot.get();
+        if b == bytes {
+            return t;
+        }
+        let t = self.payload_time_uncached(bytes);
+        slot.set((bytes, t));
+        t
+    }
+
+    fn payload_time_uncached(&self, bytes: u64) -> Time {
         if let Some(bw) = self.cfg.interface_bandwidth {
             return bw.transfer_time(bytes);
         }
@@ -65,6 +87,11 @@ impl Link {
         let tlps = bytes.div_ceil(mps).max(1);
         self.wire
             .transfer_time(bytes + tlps * self.cfg.tlp_overhead.0)
+    }
+
+    /// The rate no payload transfer beats (its time before TLP overhead).
+    pub(crate) fn payload_rate_bound(&self) -> Bandwidth {
+        self.cfg.interface_bandwidth.unwrap_or(self.wire)
     }
 
     /// Wire time of `n` header-only TLPs (read requests).
