@@ -34,6 +34,12 @@ fn switch_system(n: usize, up: u32) -> String {
     s
 }
 
+/// The stream drive's own link (its payload rate is one drive's S).
+fn stream_link(d: &Path) -> ssdlab_core::pcie::Link {
+    let dev = Device::load(&d.join("stream.toml").display().to_string()).unwrap();
+    ssdlab_core::pcie::Link::new(&dev.pcie)
+}
+
 fn load(d: &Path, text: &str) -> Result<SystemConfig, ssdlab_core::config::ConfigError> {
     let p = d.join("sys.toml");
     std::fs::write(&p, text).unwrap();
@@ -64,11 +70,7 @@ fn reads_on(n: usize, extra: &str) -> String {
 #[test]
 fn drives_behind_a_shared_uplink_stream_min_of_their_sum_and_the_uplink() {
     let d = dir("uplink");
-    let link = ssdlab_core::pcie::Link::new(
-        &Device::load(&d.join("stream.toml").display().to_string())
-            .unwrap()
-            .pcie,
-    );
+    let link = stream_link(&d);
     let s = link.effective_bandwidth().0; // one drive's x4 payload rate
     for (n, up) in [(1, 8), (2, 8), (4, 8), (4, 16), (3, 4)] {
         let cfg = load(&d, &switch_system(n, up)).unwrap();
@@ -97,11 +99,7 @@ fn drives_behind_a_shared_uplink_stream_min_of_their_sum_and_the_uplink() {
 #[test]
 fn a_small_ingress_buffer_limits_a_link_to_one_buffer_per_credit_round_trip() {
     let d = dir("credits");
-    let link = ssdlab_core::pcie::Link::new(
-        &Device::load(&d.join("stream.toml").display().to_string())
-            .unwrap()
-            .pcie,
-    );
+    let link = stream_link(&d);
     let s = link.effective_bandwidth().0;
     // Round trip of a credit over the drive's link: its 200 ns latency each
     // way plus the switch's 150 ns.
@@ -124,11 +122,7 @@ fn a_small_ingress_buffer_limits_a_link_to_one_buffer_per_credit_round_trip() {
 #[test]
 fn drives_with_equal_demand_share_a_saturated_uplink_equally() {
     let d = dir("fair");
-    let link = ssdlab_core::pcie::Link::new(
-        &Device::load(&d.join("stream.toml").display().to_string())
-            .unwrap()
-            .pcie,
-    );
+    let link = stream_link(&d);
     // Four drives behind an x4 uplink (about one drive's rate).
     let cfg = load(&d, &switch_system(4, 4)).unwrap();
     let uplink = ssdlab_core::pcie::Link::new(&cfg.switches[0].uplink);
@@ -361,7 +355,10 @@ fn topology_errors_name_the_key_and_what_is_wrong() {
             drive("nvme0", "a")
         ),
     );
-    assert!(e.contains("switch[0].ingress_buffer: "), "{e}");
+    assert!(
+        e.contains("switch[0].ingress_buffer: '8192' has no unit"),
+        "{e}"
+    );
     // a drive attached twice
     let e = problems(
         &d,
