@@ -457,6 +457,7 @@ impl FlashScheduler {
     }
 
     /// Handle a scheduler event; completed transactions' owner tokens (and kinds) go to `done`.
+    #[inline]
     pub fn on_event(
         &mut self,
         now: Time,

@@ -343,6 +343,7 @@ impl Drive {
 
     /// The host rings submission queue `sub.q`'s doorbell for command
     /// `sub.cmd` at `sub.ready`.
+    #[inline]
     pub(crate) fn submit(
         &mut self,
         sub: Submission,

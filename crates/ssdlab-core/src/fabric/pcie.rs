@@ -115,6 +115,7 @@ impl Link {
 
     /// Device writes `bytes` to host memory (read data, CQE, MSI-X) starting
     /// at `now`; returns when the last byte has arrived at the host.
+    #[inline]
     pub fn device_write(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes.0 += bytes;
         let t = self.payload_time(bytes);
@@ -123,17 +124,20 @@ impl Link {
     }
 
     /// Time of a [`Link::device_write`] of `bytes` on an idle link.
+    #[inline]
     pub fn device_write_time(&self, bytes: u64) -> Time {
         self.payload_time(bytes) + self.cfg.latency
     }
 
     /// Time of a [`Link::device_read`] of `bytes` on an idle link.
+    #[inline]
     pub fn device_read_time(&self, bytes: u64) -> Time {
         let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
         self.request_time(reqs) + self.payload_time(bytes) + self.cfg.latency.times(2)
     }
 
     /// Host writes `bytes` to the device (doorbell); returns arrival time.
+    #[inline]
     pub fn host_write(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes.1 += bytes;
         let t = self.payload_time(bytes);
@@ -144,6 +148,7 @@ impl Link {
     /// Device reads `bytes` from host memory (SQE fetch, write data): read
     /// requests go up, completions with data come down. Returns when all
     /// data is in the device.
+    #[inline]
     pub fn device_read(&mut self, now: Time, bytes: u64) -> Time {
         self.bytes.1 += bytes;
         let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
