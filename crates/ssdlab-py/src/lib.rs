@@ -476,7 +476,9 @@ fn load_system(
     devices: Vec<DeviceText<'_>>,
     device_overrides: Vec<(String, String, Bound<'_, PyAny>)>,
 ) -> PyResult<SystemHandle> {
-    use ssdlab_core::system::config::{load_drive_device, load_system_with, source_dir};
+    use ssdlab_core::system::config::{
+        drive_overrides, load_drive_device, load_system_with, source_dir,
+    };
     let ov = toml_overrides(py, source, &overrides)?;
     let mut given = Vec::with_capacity(devices.len());
     for (r, t, src, o) in &devices {
@@ -509,11 +511,7 @@ fn load_system(
     }
     let dir = source_dir(source);
     let (file, cfg) = load_system_with(text, source, &ov, |_, d| {
-        let extra: Vec<(String, toml::Value)> = dov
-            .iter()
-            .filter(|(who, _, _)| who == "*" || *who == d.name)
-            .map(|(_, k, v)| (k.clone(), v.clone()))
-            .collect();
+        let extra = drive_overrides(&dov, &d.name);
         match given.iter().find(|(r, ..)| *r == d.device) {
             Some((_, t, src, o)) => {
                 let all: Vec<_> = o.iter().cloned().chain(extra).collect();

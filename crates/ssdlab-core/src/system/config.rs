@@ -682,6 +682,19 @@ pub fn system_preset_text(name: &str) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
+/// Device overrides given per drive, as (drive name or `"*"` for every
+/// drive, key, value): those of drive `name`, in order.
+pub fn drive_overrides(
+    per_drive: &[(String, String, toml::Value)],
+    name: &str,
+) -> Vec<compose::Override> {
+    per_drive
+        .iter()
+        .filter(|(who, _, _)| who == "*" || who == name)
+        .map(|(_, k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// What `--set` accepts on a system.
 const SET_HELP: &str = "on a system, --set takes a system-file key (root_complex.lanes, switch[0].latency, drive[1].lanes, host.submit_overhead), drives.KEY for every drive's device (drives.nand.channels) or DRIVE.KEY for one drive's (nvme0.ftl.over_provisioning)";
 
@@ -776,12 +789,7 @@ impl SystemConfig {
         let mut names = Vec::new();
         let loaded = load_system_with(&text, &source, &sys, |_, d| {
             names.push(d.name.clone());
-            let mine: Vec<compose::Override> = per_drive
-                .iter()
-                .filter(|(who, _, _)| who == "*" || *who == d.name)
-                .map(|(_, k, v)| (k.clone(), v.clone()))
-                .collect();
-            load_drive_device(&d.device, &dir, &mine)
+            load_drive_device(&d.device, &dir, &drive_overrides(&per_drive, &d.name))
         });
         // (No names: the file failed before its drives; its errors say why.)
         for (who, k, _) in per_drive.iter().filter(|_| !names.is_empty()) {
