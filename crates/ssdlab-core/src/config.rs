@@ -67,7 +67,7 @@ pub use crate::device::backend::config::{Backend, BackendFile};
 pub use crate::device::cache::config::{CacheConfig, CacheFile, CachePolicy, DramFile};
 pub use crate::device::firmware::config::{FirmwareConfig, FirmwareFile};
 pub use crate::device::flash::config::{ExecutionModel, FlashConfig, FlashFile, OpKind};
-pub use crate::device::ftl::config::{FtlConfig, FtlFile, GcPolicy, StripeDim};
+pub use crate::device::ftl::config::{FtlConfig, FtlFile, GcPolicy, SlcWhenFull, StripeDim};
 pub use crate::device::nand::config::{CellType, NandConfig, NandFile};
 pub use crate::device::nvme::config::{Arbitration, NvmeConfig, NvmeFile};
 pub use crate::fabric::pcie::config::{PcieConfig, PcieFile};
@@ -445,6 +445,9 @@ fn check_geometry(d: &Device, c: &mut Collector) {
             ),
         );
     }
+    if f.has_slc() {
+        check_slc(d, units, blocks_total, needed_blocks, c);
+    }
     if (n.blocks_per_plane as u64) < f.gc_threshold as u64 + 4 {
         c.push(
             "nand.blocks_per_plane",
@@ -466,6 +469,83 @@ fn check_geometry(d: &Device, c: &mut Collector) {
             "must be a multiple of ftl.mapping_unit",
         );
     }
+}
+
+/// The SLC cache's cross-section checks: SLC-mode timings given, word lines
+/// that split into whole SLC program units, and room for the static region.
+fn check_slc(d: &Device, units: u64, blocks_total: u64, needed_blocks: u64, c: &mut Collector) {
+    let n = &d.nand;
+    let f = &d.ftl;
+    let bits = n.cell.bits() as u64;
+    if bits == 1 {
+        c.push(
+            "ftl.slc_static",
+            "the NAND is SLC already (nand.cell = \"slc\"): an SLC cache needs multi-bit cells",
+        );
+        return;
+    }
+    if n.t_read_slc.is_none() {
+        c.push(
+            "nand.t_read_slc",
+            "required with an SLC cache (ftl.slc_static or ftl.slc_dynamic): array read time of an SLC-mode page",
+        );
+    }
+    if n.t_prog_slc.is_none() {
+        c.push(
+            "nand.t_prog_slc",
+            "required with an SLC cache (ftl.slc_static or ftl.slc_dynamic): program time of an SLC-mode page",
+        );
+    }
+    let pages_per_program = if n.t_prog_one_shot.is_some() { bits } else { 1 };
+    let wl = n.pages_per_block as u64 / bits;
+    if !(n.pages_per_block as u64).is_multiple_of(bits) || !wl.is_multiple_of(pages_per_program) {
+        c.push(
+            "nand.pages_per_block",
+            format!(
+                "{} pages per block do not make whole SLC-mode program units: a block in SLC mode holds pages_per_block / {bits} pages, which must be a multiple of {pages_per_program} (pages per program)",
+                n.pages_per_block
+            ),
+        );
+        return;
+    }
+    let logical = logical_units(n, f) * f.mapping_unit.0;
+    let cache = f.slc_static.0 + f.slc_dynamic.0;
+    if cache >= logical {
+        c.push(
+            "ftl.slc_static",
+            format!(
+                "an SLC cache of {} (static {} + dynamic {}) is not smaller than the drive ({})",
+                Bytes(cache),
+                f.slc_static,
+                f.slc_dynamic,
+                Bytes(logical)
+            ),
+        );
+        return;
+    }
+    let per_unit = slc_static_blocks_per_unit(n, f, units);
+    if needed_blocks + per_unit * units > blocks_total
+        || (n.blocks_per_plane as u64) < per_unit + f.gc_threshold as u64 + 4
+    {
+        c.push(
+            "ftl.slc_static",
+            format!(
+                "{} of static SLC takes {} blocks per unit ({} in all), leaving too few for the exported capacity and the GC reserve ({} needed of {} blocks); raise ftl.over_provisioning or shrink the static region",
+                f.slc_static,
+                per_unit,
+                per_unit * units,
+                needed_blocks,
+                blocks_total
+            ),
+        );
+    }
+}
+
+/// Blocks per parallel unit the static SLC region keeps in SLC mode.
+pub(crate) fn slc_static_blocks_per_unit(n: &NandConfig, f: &FtlConfig, units: u64) -> u64 {
+    let planes = if n.multi_plane { n.planes_per_die } else { 1 } as u64;
+    let slc_block_bytes = planes * (n.pages_per_block / n.cell.bits()) as u64 * n.page_size.0;
+    f.slc_static.0.div_ceil((units * slc_block_bytes).max(1))
 }
 
 /// Bytes programmed by one program operation on one parallel unit.
@@ -565,6 +645,11 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "seed000-a9-ramdisk",
         include_str!("../presets/seed000-a9-ramdisk.toml"),
+    ),
+    ("970evo-1t", include_str!("../presets/970evo-1t.toml")),
+    (
+        "seed002-gen3-value",
+        include_str!("../presets/seed002-gen3-value.toml"),
     ),
 ];
 

@@ -56,6 +56,12 @@ pub enum Event {
         /// Command id.
         cmd: u32,
     },
+    /// Check whether the drive has been idle for `ftl.slc_fold_idle`
+    /// (then it folds its SLC cache).
+    SlcIdle {
+        /// Drive.
+        d: u16,
+    },
     // -- host ----------------------------------------------------------------
     /// A command's CQE and interrupt have reached the host.
     HostDone {

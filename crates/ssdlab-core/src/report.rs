@@ -68,6 +68,27 @@ pub struct Gc {
     pub blocks_erased: u64,
 }
 
+/// SLC write cache, over the measured window (devices with one).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Slc {
+    /// Bytes programmed into SLC-mode blocks (host data, padding included).
+    pub slc_written_bytes: u64,
+    /// Host bytes programmed straight into native (TLC/QLC) blocks.
+    pub direct_written_bytes: u64,
+    /// SLC blocks folded into native blocks.
+    pub fold_runs: u64,
+    /// Bytes folded (valid data moved from SLC to native blocks).
+    pub folded_bytes: u64,
+    /// Data held in SLC at the end of the run (bytes).
+    pub occupancy_bytes: u64,
+    /// What the SLC cache could still take at the end of the run (bytes).
+    pub room_bytes: u64,
+    /// Data held in SLC at the end of each `--sample-interval` window
+    /// (bytes; same windows as `timeseries`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub occupancy_series_bytes: Vec<f64>,
+}
+
 /// Flash operation counts.
 #[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct Flash {
@@ -173,6 +194,9 @@ pub struct Report {
     pub waf: f64,
     /// GC.
     pub gc: Gc,
+    /// SLC write cache, when the device has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc: Option<Slc>,
     /// Flash operations.
     pub flash: Flash,
     /// Utilisation.
@@ -476,6 +500,7 @@ impl Report {
                 pages_moved: now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
                 blocks_erased: now.ftl.blocks_erased - base.ftl.blocks_erased,
             },
+            slc: drive.slc_report(base),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
                 programs: now.flash[1] - base.flash[1],
@@ -644,6 +669,19 @@ impl Report {
                 pages_moved: per.iter().map(|p| p.gc.pages_moved).sum(),
                 blocks_erased: per.iter().map(|p| p.gc.blocks_erased).sum(),
             },
+            slc: per
+                .iter()
+                .filter_map(|p| p.slc.as_ref())
+                .fold(None, |acc, s| {
+                    let mut a: Slc = acc.unwrap_or_default();
+                    a.slc_written_bytes += s.slc_written_bytes;
+                    a.direct_written_bytes += s.direct_written_bytes;
+                    a.fold_runs += s.fold_runs;
+                    a.folded_bytes += s.folded_bytes;
+                    a.occupancy_bytes += s.occupancy_bytes;
+                    a.room_bytes += s.room_bytes;
+                    Some(a)
+                }),
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
                 programs: per.iter().map(|p| p.flash.programs).sum(),
@@ -803,6 +841,18 @@ impl Report {
             "  WAF: {:.3}   GC: {} runs, {} pages moved, {} blocks erased",
             self.waf, self.gc.runs, self.gc.pages_moved, self.gc.blocks_erased
         );
+        if let Some(c) = &self.slc {
+            let _ = writeln!(
+                s,
+                "   SLC: {:.1} MB written to SLC, {:.1} MB direct to native, {} folds moving {:.1} MB; {:.1} MB held, room for {:.1} MB",
+                c.slc_written_bytes as f64 / 1e6,
+                c.direct_written_bytes as f64 / 1e6,
+                c.fold_runs,
+                c.folded_bytes as f64 / 1e6,
+                c.occupancy_bytes as f64 / 1e6,
+                c.room_bytes as f64 / 1e6
+            );
+        }
         let _ = writeln!(
             s,
             "flash: {} reads, {} programs, {} erases, {} suspends",

@@ -138,7 +138,7 @@ impl Model {
                     self.cursor += 1;
                     let first = self
                         .ftl
-                        .allocate_program(u)
+                        .allocate_program(u, false)
                         .expect("can_allocate promised a slot");
                     let take: Vec<(u32, u64)> =
                         self.buf.iter().take(spp).map(|(&l, &v)| (l, v)).collect();

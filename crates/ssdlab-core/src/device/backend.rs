@@ -8,7 +8,7 @@ use super::{
     Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_PROG,
     TAG_SHIFT,
 };
-use crate::config::OpKind;
+use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
 use crate::device::ftl::Mapping;
 use crate::engine::EventQueue;
@@ -71,7 +71,17 @@ impl Drive {
                     break;
                 }
             }
-            let Some((pos, u)) = chosen else { return };
+            let Some((pos, u)) = chosen else {
+                if self.ftl.has_slc() && self.dev.ftl.slc_when_full == SlcWhenFull::Fold {
+                    // Host data waits for SLC room: fold where it is full.
+                    for u in 0..self.geo.units {
+                        if !self.ftl.slc_room(u) {
+                            self.maybe_gc(now, u, 0, eq);
+                        }
+                    }
+                }
+                return;
+            };
             *self.ftl.stripe_cursor() = (pos + 1) % n;
             self.program(now, u, true, eq);
         }
@@ -109,7 +119,7 @@ impl Drive {
             return;
         }
         self.fw.background(1, now);
-        let Some(first) = self.ftl.allocate_program(u) else {
+        let Some(first) = self.ftl.allocate_program(u, host) else {
             unreachable_program(u);
             return;
         };
@@ -136,7 +146,11 @@ impl Drive {
         let t = Txn {
             kind: OpKind::Write,
             die: self.geo.die_of_unit(u),
-            t_array: self.timings.program(self.geo.page_type(a.page)),
+            t_array: if self.ftl.is_slc(first) {
+                self.timings.t_prog_slc_unit
+            } else {
+                self.timings.program(self.geo.page_type(a.page))
+            },
             bytes: spp as u64 * self.unit_bytes,
             owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
         };
@@ -154,11 +168,23 @@ impl Drive {
         margin: u32,
         eq: &mut EventQueue<Event>,
     ) {
-        if self.gc[unit as usize].is_some() || !self.ftl.needs_gc(unit, margin) {
+        if self.gc[unit as usize].is_some() {
             return;
         }
-        self.fw.background(0, now);
-        let Some(victim) = self.ftl.select_victim(unit) else {
+        let mut victim = None;
+        if self.ftl.needs_gc(unit, margin) {
+            self.fw.background(0, now);
+            victim = self.ftl.select_victim(unit);
+        }
+        if victim.is_none() && self.slc_idle && self.ftl.slc_closed(unit) == 0 {
+            // Idle: the open SLC block is folded too (its rest stays unused).
+            self.ftl.close_slc_active(unit);
+        }
+        if victim.is_none() && self.wants_fold(unit) {
+            self.fw.background(0, now);
+            victim = self.ftl.select_fold_victim(unit);
+        }
+        let Some(victim) = victim else {
             return;
         };
         let slots = self.ftl.valid_slots(victim);
@@ -170,6 +196,26 @@ impl Drive {
             erasing: false,
         });
         self.gc_issue(now, unit, eq);
+    }
+
+    /// Fold an SLC block of `unit` now? When the drive has been idle for
+    /// `slc_fold_idle`, or, with `slc_when_full = "fold"`, when host data
+    /// cannot go to SLC on this unit.
+    fn wants_fold(&self, unit: u32) -> bool {
+        self.ftl.has_slc()
+            && self.ftl.slc_closed(unit) > 0
+            && (self.slc_idle
+                || (self.dev.ftl.slc_when_full == SlcWhenFull::Fold && !self.ftl.slc_room(unit)))
+    }
+
+    /// Array read time of the page holding `ppa` (page `page` of its block).
+    #[inline]
+    pub(super) fn read_time(&self, ppa: Ppa, page: u32) -> Time {
+        if self.ftl.is_slc(ppa) {
+            self.timings.t_read_slc
+        } else {
+            self.timings.read(self.geo.page_type(page))
+        }
     }
 
     pub(super) fn gc_issue(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) {
@@ -203,7 +249,11 @@ impl Drive {
             let t = Txn {
                 kind: OpKind::Read,
                 die: self.geo.die_of_unit(unit),
-                t_array: self.timings.read(self.geo.page_type(a.page)),
+                t_array: if self.ftl.is_slc(job.slots[start].0) {
+                    self.timings.t_read_slc
+                } else {
+                    self.timings.read(self.geo.page_type(a.page))
+                },
                 bytes: (end - start) as u64 * self.unit_bytes,
                 owner: (TAG_GCREAD << TAG_SHIFT)
                     | ((unit as u64) << 32)
@@ -287,6 +337,9 @@ impl Drive {
                 }
                 self.progs[pid as usize] = (lpns, gc);
                 self.free_progs.push(pid);
+                if self.slc_sampling.is_some() {
+                    self.note_slc(now);
+                }
                 if !self.flushes.is_empty() {
                     self.complete_flushes(now, eq, fabric);
                 }
@@ -312,6 +365,9 @@ impl Drive {
                 let unit = (owner & 0xff_ffff) as u32;
                 if let Some(job) = self.gc[unit as usize].take() {
                     self.ftl.erase(job.victim);
+                }
+                if self.slc_sampling.is_some() {
+                    self.note_slc(now);
                 }
                 self.try_flush(now, eq);
                 self.maybe_gc(now, unit, 0, eq);

@@ -164,7 +164,7 @@ impl Drive {
             let t = Txn {
                 kind: OpKind::Read,
                 die,
-                t_array: self.timings.read(self.geo.page_type(a.page)),
+                t_array: self.read_time(Ppa(first), a.page),
                 bytes: n as u64 * self.unit_bytes,
                 owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
             };

@@ -12,6 +12,7 @@
 //! does to the mapping.
 
 pub(crate) mod config;
+mod slc;
 
 use crate::config::{FtlConfig, GcPolicy, StripeDim};
 use crate::nand::Geometry;
@@ -41,6 +42,8 @@ enum BlockState {
     Active,
     Closed,
     Victim,
+    /// A full block in SLC mode: folding collects it, GC does not.
+    SlcClosed,
 }
 
 /// FTL counters (mapping-unit slots).
@@ -58,6 +61,14 @@ pub struct FtlStats {
     pub blocks_erased: u64,
     /// Slots trimmed.
     pub trimmed_slots: u64,
+    /// Slots programmed into SLC-mode blocks (host data, with padding).
+    pub slc_slots: u64,
+    /// SLC blocks folded (collected into native blocks).
+    pub fold_runs: u64,
+    /// Valid slots folded from SLC into native blocks.
+    pub fold_slots_moved: u64,
+    /// Host slots programmed into native blocks on a drive with an SLC cache.
+    pub direct_slots: u64,
 }
 
 impl FtlStats {
@@ -79,6 +90,14 @@ struct Unit {
     free: std::collections::VecDeque<u32>,
     /// Active block (local index) and next slot offset in it.
     active: Option<(u32, u32)>,
+    /// Active SLC-mode block and next slot offset (SLC cache).
+    slc_active: Option<(u32, u32)>,
+    /// Erased blocks of the static SLC region.
+    slc_free: std::collections::VecDeque<u32>,
+    /// Dynamic SLC blocks in use (taken from `free`, not yet folded and erased).
+    slc_dynamic: u32,
+    /// Full SLC blocks waiting to be folded.
+    slc_closed: u32,
 }
 
 /// The FTL state.
@@ -99,6 +118,12 @@ pub struct Ftl {
     rng: Xoshiro256PlusPlus,
     /// Functional path: relocated or written LPNs per unit not yet filling a program unit.
     leftover: Vec<Vec<Lpn>>,
+    /// Per block: in SLC mode (empty without an SLC cache).
+    slc_mode: Vec<bool>,
+    /// The SLC cache's sizes, if the drive has one.
+    slc: Option<slc::SlcCache>,
+    /// Logical units holding data (written and not trimmed).
+    mapped: u64,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -111,10 +136,14 @@ impl Ftl {
             .map(|_| Unit {
                 free: (0..geo.blocks_per_unit).collect(),
                 active: None,
+                slc_active: None,
+                slc_free: Default::default(),
+                slc_dynamic: 0,
+                slc_closed: 0,
             })
             .collect();
         let stripe = stripe_order(&geo, &cfg.allocation);
-        Ftl {
+        let mut f = Ftl {
             l2p: huge_vec(logical_units as usize, UNMAPPED),
             p2l: huge_vec(geo.total_slots() as usize, UNMAPPED),
             valid: vec![0; blocks],
@@ -128,9 +157,14 @@ impl Ftl {
             seq: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6674_6c5f_7263),
             stats: FtlStats::default(),
+            slc_mode: Vec::new(),
+            slc: None,
+            mapped: 0,
             geo,
             cfg,
-        }
+        };
+        f.init_slc();
+        f
     }
 
     /// Number of logical mapping units.
@@ -171,6 +205,9 @@ impl Ftl {
         self.p2l[ppa as usize] = UNMAPPED;
         let b = (ppa / self.geo.slots_per_block) as usize;
         self.valid[b] -= 1;
+        if !self.slc_mode.is_empty() && self.slc_mode[b] {
+            self.slc_valid_sub();
+        }
     }
 
     /// A host write of `lpn` was accepted into the DRAM buffer: the old flash copy is now invalid.
@@ -180,6 +217,7 @@ impl Ftl {
         if old < IN_BUFFER {
             self.invalidate_slot(old);
         }
+        self.mapped += (old == UNMAPPED) as u64;
         self.l2p[lpn.0 as usize] = IN_BUFFER;
         self.stats.host_slots += 1;
     }
@@ -191,6 +229,7 @@ impl Ftl {
         if old < IN_BUFFER {
             self.invalidate_slot(old);
         }
+        self.mapped -= (old != UNMAPPED) as u64;
         self.l2p[lpn.0 as usize] = UNMAPPED;
         self.stats.trimmed_slots += 1;
         old == IN_BUFFER
@@ -206,7 +245,18 @@ impl Ftl {
     /// block when only `gc_hard_threshold` free blocks are left; GC
     /// relocation data may take the last free block (the victim's erase gives
     /// it back).
+    /// With an SLC cache, host data goes to SLC while it has room; when it
+    /// is full, to native blocks (`slc_when_full = "direct"`) or nowhere
+    /// until folding frees SLC blocks (`"fold"`).
     pub fn can_allocate(&self, unit: u32, host_data: bool) -> bool {
+        if host_data && self.slc.is_some() {
+            if self.slc_room(unit) {
+                return true;
+            }
+            if self.slc_waits_for_fold() {
+                return false;
+            }
+        }
         let u = &self.units[unit as usize];
         if let Some((_, off)) = u.active {
             if off < self.geo.slots_per_block {
@@ -232,9 +282,21 @@ impl Ftl {
     }
 
     /// Allocate the next program unit on `unit`: returns its first slot; the
-    /// program unit is `geo.slots_per_program` consecutive slots. Returns None
-    /// if no block is available.
-    pub fn allocate_program(&mut self, unit: u32) -> Option<Ppa> {
+    /// program unit is `geo.slots_per_program` consecutive slots. Host data
+    /// (`host_data`) goes to the SLC cache while it has room (see
+    /// [`Ftl::can_allocate`]). Returns None if no block is available.
+    #[inline]
+    pub fn allocate_program(&mut self, unit: u32, host_data: bool) -> Option<Ppa> {
+        if host_data && self.slc.is_some() {
+            if self.slc_room(unit) {
+                return self.allocate_slc(unit);
+            }
+            self.stats.direct_slots += self.geo.slots_per_program as u64;
+        }
+        self.allocate_native(unit)
+    }
+
+    fn allocate_native(&mut self, unit: u32) -> Option<Ppa> {
         let spb = self.geo.slots_per_block;
         let spp = self.geo.slots_per_program;
         let u = &mut self.units[unit as usize];
@@ -282,7 +344,11 @@ impl Ftl {
         }
         self.l2p[lpn.0 as usize] = ppa.0;
         self.p2l[ppa.0 as usize] = lpn.0;
-        self.valid[(ppa.0 / self.geo.slots_per_block) as usize] += 1;
+        let b = (ppa.0 / self.geo.slots_per_block) as usize;
+        self.valid[b] += 1;
+        if !self.slc_mode.is_empty() && self.slc_mode[b] {
+            self.slc_valid_add();
+        }
         self.seq += 1;
     }
 
@@ -409,7 +475,11 @@ impl Ftl {
         if self.p2l[ppa.0 as usize] == lpn.0 && self.l2p[lpn.0 as usize] == ppa.0 {
             self.invalidate_slot(ppa.0);
             self.l2p[lpn.0 as usize] = IN_BUFFER;
-            self.stats.gc_slots_moved += 1;
+            if self.is_slc(ppa) {
+                self.stats.fold_slots_moved += 1;
+            } else {
+                self.stats.gc_slots_moved += 1;
+            }
             true
         } else {
             false
@@ -423,10 +493,16 @@ impl Ftl {
         let unit = self.geo.unit_of_block(block_id);
         self.state[block_id as usize] = BlockState::Free;
         self.erase_count[block_id as usize] += 1;
+        self.stats.blocks_erased += 1;
+        if !self.slc_mode.is_empty()
+            && self.slc_mode[block_id as usize]
+            && self.slc_erased(block_id)
+        {
+            return;
+        }
         self.units[unit as usize]
             .free
             .push_back(block_id % self.geo.blocks_per_unit);
-        self.stats.blocks_erased += 1;
     }
 
     /// Max and mean erase count (wear).
@@ -467,6 +543,7 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with P2L".into());
         }
+        self.check_slc()?;
         for (u, unit) in self.units.iter().enumerate() {
             for &b in &unit.free {
                 let bid = u * self.geo.blocks_per_unit as usize + b as usize;
@@ -522,7 +599,7 @@ impl Ftl {
         pending.extend_from_slice(lpns);
         let full = pending.len() / spp * spp;
         for chunk in pending[..full].chunks(spp) {
-            let Some(first) = self.allocate_program(unit) else {
+            let Some(first) = self.allocate_program(unit, false) else {
                 // Cannot happen while the GC reserve holds; keep the rest buffered.
                 self.leftover[unit as usize] = pending;
                 return;
@@ -542,7 +619,7 @@ impl Ftl {
             if rest.is_empty() {
                 continue;
             }
-            if let Some(first) = self.allocate_program(u) {
+            if let Some(first) = self.allocate_program(u, false) {
                 for (i, &l) in rest.iter().enumerate() {
                     if self.l2p[l.0 as usize] == IN_BUFFER {
                         self.commit(l, Ppa(first.0 + i as u32));

@@ -220,6 +220,18 @@ pub struct Drive {
     act: ActCounters,
     /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
     pub precondition_info: (Precondition, f64, f64),
+    /// Commands submitted and not yet completed (kept with an SLC cache only).
+    busy_cmds: u32,
+    /// When the drive last became idle (no command outstanding).
+    idle_since: Time,
+    /// An [`Event::SlcIdle`] is pending (at most one at a time).
+    idle_check: bool,
+    /// Idle for `ftl.slc_fold_idle`: fold the SLC cache.
+    slc_idle: bool,
+    /// SLC occupancy sampling: (interval, start of the measured window).
+    slc_sampling: Option<(Time, Time)>,
+    /// SLC occupancy (mapping units) at the end of each sampling window.
+    slc_series: Vec<u64>,
 }
 
 impl Drive {
@@ -298,6 +310,12 @@ impl Drive {
             unit_bytes,
             ramp_snapshot: Snapshot::default(),
             precondition_info: info,
+            busy_cmds: 0,
+            idle_since: Time::ZERO,
+            idle_check: false,
+            slc_idle: false,
+            slc_sampling: None,
+            slc_series: Vec::new(),
             dev,
         };
         // Flushes wait for the buffer only if it is volatile; only workloads
@@ -351,6 +369,10 @@ impl Drive {
         fabric: &mut Fabric,
     ) {
         let id = sub.cmd;
+        if self.ftl.has_slc() {
+            self.busy_cmds += 1;
+            self.slc_idle = false;
+        }
         let c = DevCmd {
             op: sub.op,
             lpn: sub.lpn,
@@ -449,6 +471,23 @@ impl Drive {
             }
             Event::ReadDma { cmd, .. } => self.part_done(now, cmd, eq, fabric),
             Event::WriteIn { cmd, .. } => self.write_in(now, cmd, eq, fabric),
+            Event::SlcIdle { .. } => {
+                self.idle_check = false;
+                if self.busy_cmds > 0 {
+                    // Busy again: the next idle period schedules its own check.
+                } else if now >= self.idle_since + self.dev.ftl.slc_fold_idle {
+                    self.slc_idle = true;
+                    for u in 0..self.geo.units {
+                        self.maybe_gc(now, u, 0, eq);
+                    }
+                } else {
+                    self.idle_check = true;
+                    eq.at(
+                        self.idle_since + self.dev.ftl.slc_fold_idle,
+                        Event::SlcIdle { d: self.index },
+                    );
+                }
+            }
             _ => debug_assert!(false, "not a drive event: {ev:?}"),
         }
     }
@@ -472,6 +511,20 @@ impl Drive {
     /// programs waiting.
     #[inline]
     pub(crate) fn after_completion(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        if self.ftl.has_slc() {
+            self.note_slc(now);
+            self.busy_cmds -= 1;
+            if self.busy_cmds == 0 {
+                self.idle_since = now;
+                if !self.idle_check {
+                    self.idle_check = true;
+                    eq.at(
+                        now + self.dev.ftl.slc_fold_idle,
+                        Event::SlcIdle { d: self.index },
+                    );
+                }
+            }
+        }
         if self.dev.ftl.gc_background {
             for u in 0..self.geo.units {
                 let die = self.geo.die_of_unit(u);
@@ -482,6 +535,45 @@ impl Drive {
                 }
             }
         }
+    }
+
+    /// Record the SLC cache's occupancy for the window `now` is in.
+    #[inline]
+    pub(super) fn note_slc(&mut self, now: Time) {
+        if let Some((every, from)) = self.slc_sampling {
+            let w = (now.saturating_sub(from).0 / every.0.max(1)) as usize;
+            let v = self.ftl.slc_valid();
+            if w >= self.slc_series.len() {
+                let last = self.slc_series.last().copied().unwrap_or(v);
+                self.slc_series.resize(w + 1, last);
+            }
+            self.slc_series[w] = v;
+        }
+    }
+
+    /// Sample the SLC cache's occupancy every `interval` from `from` on.
+    pub(crate) fn sample_slc(&mut self, interval: Time, from: Time) {
+        if self.ftl.has_slc() {
+            self.slc_sampling = Some((interval, from));
+        }
+    }
+
+    /// The SLC cache's part of the report: counters since `base`.
+    pub fn slc_report(&self, base: &Snapshot) -> Option<crate::report::Slc> {
+        if !self.ftl.has_slc() {
+            return None;
+        }
+        let (now, b) = (&self.ftl.stats, &base.ftl);
+        let mu = self.unit_bytes;
+        Some(crate::report::Slc {
+            slc_written_bytes: (now.slc_slots - b.slc_slots) * mu,
+            direct_written_bytes: (now.direct_slots - b.direct_slots) * mu,
+            fold_runs: now.fold_runs - b.fold_runs,
+            folded_bytes: (now.fold_slots_moved - b.fold_slots_moved) * mu,
+            occupancy_bytes: self.ftl.slc_valid() * mu,
+            room_bytes: self.ftl.slc_room_slots() * mu,
+            occupancy_series_bytes: self.slc_series.iter().map(|&v| (v * mu) as f64).collect(),
+        })
     }
 
     /// Current counters.

@@ -162,6 +162,11 @@ pub struct Timings {
     pub t_prog_one_shot: Option<Time>,
     /// Erase.
     pub t_erase: Time,
+    /// Read of a page of a block in SLC mode (zero without an SLC cache).
+    pub t_read_slc: Time,
+    /// Program of one program unit into an SLC-mode block: one SLC page
+    /// program per page the unit holds (`pages_per_program` word lines).
+    pub t_prog_slc_unit: Time,
 }
 
 impl Timings {
@@ -172,6 +177,14 @@ impl Timings {
             t_prog: n.t_prog.clone(),
             t_prog_one_shot: n.t_prog_one_shot,
             t_erase: n.t_erase,
+            t_read_slc: n.t_read_slc.unwrap_or(Time::ZERO),
+            t_prog_slc_unit: n.t_prog_slc.unwrap_or(Time::ZERO).times(
+                if n.t_prog_one_shot.is_some() {
+                    n.cell.bits() as u64
+                } else {
+                    1
+                },
+            ),
         }
     }
     /// Read latency of a page.

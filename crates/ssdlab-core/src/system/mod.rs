@@ -238,6 +238,10 @@ impl System {
     /// Sample throughput and latency every `interval` of simulated time.
     pub fn sample_every(&mut self, interval: Time) {
         self.host.sample_every(interval);
+        let from = self.host.ramp_end();
+        for d in &mut self.drives {
+            d.sample_slc(interval, from);
+        }
     }
 
     /// Start of the measured window.
@@ -371,7 +375,8 @@ impl System {
             | Event::FrontDone { d, .. }
             | Event::Flash { d, .. }
             | Event::ReadDma { d, .. }
-            | Event::WriteIn { d, .. } => {
+            | Event::WriteIn { d, .. }
+            | Event::SlcIdle { d, .. } => {
                 self.drives[d as usize].on_event(now, ev, &mut self.q, &mut self.fabric)
             }
             Event::HostDone { d, cmd } => {

@@ -88,5 +88,7 @@ pub(crate) fn ramdisk_nand(capacity: Bytes) -> NandFile {
         t_cmd: "0ns".into(),
         t_suspend: "20us".into(),
         t_resume: "20us".into(),
+        t_read_slc: None,
+        t_prog_slc: None,
     }
 }

@@ -2,7 +2,7 @@
 //! [`FtlConfig`] resolved, and its checks.
 
 use crate::config::{d_str, Collector};
-use crate::units::Bytes;
+use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 /// `[ftl]`: mapping, allocation and garbage collection.
@@ -37,6 +37,30 @@ pub struct FtlFile {
     /// Extra free blocks background GC aims for above `gc_threshold`.
     #[serde(default = "d_gc_bg_margin")]
     pub gc_background_margin: u32,
+    /// Static SLC write cache: user data held in blocks kept in SLC mode for
+    /// good, taken out of the spare blocks (`0B`: none).
+    #[serde(default = "d_zero_bytes")]
+    pub slc_static: String,
+    /// Dynamic SLC write cache: at most this much user data in free blocks
+    /// run in SLC mode; shrinks as the drive fills (`0B`: none).
+    #[serde(default = "d_zero_bytes")]
+    pub slc_dynamic: String,
+    /// When the SLC cache is full, host writes go `direct` to the native
+    /// cells (the write cliff) or wait for `fold`ing to free SLC blocks.
+    #[serde(default = "d_slc_full")]
+    pub slc_when_full: String,
+    /// Idle time after which the drive folds SLC data into native blocks.
+    #[serde(default = "d_slc_idle")]
+    pub slc_fold_idle: String,
+}
+fn d_zero_bytes() -> String {
+    d_str("0B")
+}
+fn d_slc_full() -> String {
+    d_str("direct")
+}
+fn d_slc_idle() -> String {
+    d_str("5ms")
 }
 fn d_mu() -> String {
     d_str("4KiB")
@@ -74,8 +98,22 @@ impl Default for FtlFile {
             gc_hard_threshold: d_gc_hard(),
             gc_background: false,
             gc_background_margin: d_gc_bg_margin(),
+            slc_static: d_zero_bytes(),
+            slc_dynamic: d_zero_bytes(),
+            slc_when_full: d_slc_full(),
+            slc_fold_idle: d_slc_idle(),
         }
     }
+}
+
+/// What host writes do when the SLC cache is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlcWhenFull {
+    /// Write the native cells directly (the write cliff).
+    Direct,
+    /// Wait for folding to free SLC blocks.
+    Fold,
 }
 
 /// GC victim selection policy.
@@ -127,6 +165,21 @@ pub struct FtlConfig {
     pub gc_background: bool,
     /// Background margin.
     pub gc_background_margin: u32,
+    /// Static SLC cache capacity (user data).
+    pub slc_static: Bytes,
+    /// Largest dynamic SLC cache capacity (user data).
+    pub slc_dynamic: Bytes,
+    /// Host writes once the SLC cache is full.
+    pub slc_when_full: SlcWhenFull,
+    /// Idle time before folding starts.
+    pub slc_fold_idle: Time,
+}
+
+impl FtlConfig {
+    /// Is there an SLC write cache?
+    pub fn has_slc(&self) -> bool {
+        self.slc_static.0 > 0 || self.slc_dynamic.0 > 0
+    }
 }
 
 impl FtlFile {
@@ -197,7 +250,22 @@ impl FtlFile {
                 ),
             );
         }
+        let slc_when_full = match ff.slc_when_full.as_str() {
+            "direct" => SlcWhenFull::Direct,
+            "fold" => SlcWhenFull::Fold,
+            o => {
+                c.push(
+                    "ftl.slc_when_full",
+                    format!("'{o}' is not a policy (expected direct or fold)"),
+                );
+                SlcWhenFull::Direct
+            }
+        };
         FtlConfig {
+            slc_static: c.bytes("ftl.slc_static", &ff.slc_static),
+            slc_dynamic: c.bytes("ftl.slc_dynamic", &ff.slc_dynamic),
+            slc_when_full,
+            slc_fold_idle: c.time("ftl.slc_fold_idle", &ff.slc_fold_idle),
             mapping_unit,
             over_provisioning: op,
             allocation,

@@ -61,6 +61,14 @@ pub struct NandFile {
     /// Time to resume a suspended program or erase.
     #[serde(default = "d_tsus")]
     pub t_resume: String,
+    /// Array read of one page of a block run in SLC mode (needed with an
+    /// SLC cache: `ftl.slc_static` / `ftl.slc_dynamic`).
+    #[serde(default)]
+    pub t_read_slc: Option<String>,
+    /// Program of one SLC-mode page (one word line; all planes together
+    /// with multi-plane), needed with an SLC cache.
+    #[serde(default)]
+    pub t_prog_slc: Option<String>,
 }
 fn d_true() -> bool {
     true
@@ -137,6 +145,10 @@ pub struct NandConfig {
     pub t_suspend: Time,
     /// Resume latency.
     pub t_resume: Time,
+    /// SLC-mode page read (SLC cache).
+    pub t_read_slc: Option<Time>,
+    /// SLC-mode page program (SLC cache).
+    pub t_prog_slc: Option<Time>,
 }
 
 impl NandConfig {
@@ -300,6 +312,14 @@ impl NandFile {
             t_cmd: c.time("nand.t_cmd", &nf.t_cmd),
             t_suspend: c.time("nand.t_suspend", &nf.t_suspend),
             t_resume: c.time("nand.t_resume", &nf.t_resume),
+            t_read_slc: nf
+                .t_read_slc
+                .as_deref()
+                .map(|s| c.time("nand.t_read_slc", s)),
+            t_prog_slc: nf
+                .t_prog_slc
+                .as_deref()
+                .map(|s| c.time("nand.t_prog_slc", s)),
         }
     }
 }
