@@ -84,6 +84,22 @@ class Gc:
 
 
 @dataclass(frozen=True)
+class Slc:
+    """SLC write cache in the measured window (devices with one): bytes
+    programmed into SLC and straight into native cells, folds, and what the
+    cache holds and could still take at the end of the run."""
+
+    slc_written_bytes: int = 0
+    direct_written_bytes: int = 0
+    fold_runs: int = 0
+    folded_bytes: int = 0
+    occupancy_bytes: int = 0
+    room_bytes: int = 0
+    #: Bytes held in SLC at the end of each ``sample_interval`` window.
+    occupancy_series_bytes: List[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class FlashOps:
     """Flash operation counts in the measured window."""
 
@@ -157,6 +173,9 @@ class Result:
         self.flush: Direction = Direction.from_dict(r.get("flush", {}) or {})
         self.waf: float = r.get("waf", 0.0)
         self.gc: Gc = _pick(Gc, r.get("gc", {}))
+        #: The SLC write cache's counters (:class:`Slc`), or None for a
+        #: device without one.
+        self.slc: Optional[Slc] = _pick(Slc, r["slc"]) if r.get("slc") else None
         self.flash: FlashOps = _pick(FlashOps, r.get("flash", {}))
         self.utilisation: Utilisation = _pick(Utilisation, r.get("utilisation", {}))
         self.ignored_options: List[Tuple[str, str]] = [

@@ -105,7 +105,7 @@ def test_jobs_from_keywords_and_fio_files(tmp_path):
         "; comment\n[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=32\n"
         "[mixed]\nrw=randrw\nrwmixread=70\nnumber_ios=2000 # inline comment\n"
     )
-    f = Job.from_fio(p)
+    f = Job.from_fio_text(p)
     assert f.name == str(p)
     assert f.jobs[0]["read_pct"] == 70 and f.jobs[0]["iodepth"] == 32
     assert [o for o, _ in f.ignored] == ["ioengine", "direct"]
@@ -120,7 +120,7 @@ def test_workload_errors_name_file_line_and_option(tmp_path):
     p = tmp_path / "bad.fio"
     p.write_text("[a]\nrw=randread\nbogus_option=3\n")
     with pytest.raises(WorkloadError) as e:
-        Job.from_fio(p)
+        Job.from_fio_text(p)
     err = e.value
     assert (err.file, err.line, err.option) == (str(p), 3, "bogus_option")
     assert f"{p}:3:" in str(err)
@@ -306,3 +306,27 @@ def test_device_files_extend_presets_and_files_like_the_cli(tmp_path):
     with pytest.raises(ConfigError) as e:
         d.with_({"cache.write_buffer": 64})  # a number where a size is wanted
     assert e.value.keys == ["cache.write_buffer"] and "no unit" in str(e.value)
+
+
+def test_slc_cache_counters_from_python():
+    # The 970 EVO preset shrunk to 1/11 of its blocks (15 % spare), a 1 GB static and
+    # 2 GB dynamic SLC region: a 4 GiB fill from fresh writes 3 GB into SLC
+    # and the rest straight to TLC (no idle time, so nothing is folded).
+    dev = Device.preset("970evo-1t").with_(
+        nand__blocks_per_plane=128, ftl__over_provisioning="15%", ftl__slc_static="1GB", ftl__slc_dynamic="2GB"
+    )
+    job = Job.from_fio_text("[w]\nrw=write\nbs=128k\niodepth=32\nsize=4g\n")
+    r = ssdlab.run(dev, job, precondition="fresh", sample_interval="100ms")
+    s = r.slc
+    assert isinstance(s, ssdlab.Slc)
+    # Both regions round up to whole SLC blocks per die (8.26 MB each):
+    # 4 + 8 blocks x 32 dies = 3.17 GB.
+    assert 3e9 <= s.slc_written_bytes <= 3.2e9, s
+    assert s.direct_written_bytes > 0 and s.fold_runs == 0
+    assert s.slc_written_bytes + s.direct_written_bytes <= 4 << 30
+    assert s.occupancy_series_bytes[-1] == s.occupancy_bytes
+    # The cache's end shows in the write bandwidth: the first window is faster.
+    bw = r.timeseries["write_bw_bytes_per_s"].to_list()
+    assert bw[0] > 1.5 * bw[-2]
+    # A drive without a cache has no SLC section.
+    assert ssdlab.run(Device.preset("pm9a3-960g"), Job.from_fio_text("[r]\nrw=randread\nbs=4k\nnumber_ios=100\n")).slc is None

@@ -261,3 +261,24 @@ fn bad_slc_settings_are_refused_by_key() {
         "{e}"
     );
 }
+
+/// The consumer-drive validation checks (the value drive's run under the
+/// `seed00` filter of the compute tests): what passes today keeps passing;
+/// the two 970 EVO write gaps are known (docs/validation.md).
+#[test]
+fn consumer_validation_checks_hold_their_tolerances() {
+    let checks = ssdlab_core::validate::run_all(Some("970evo"), &mut |_| {}).unwrap();
+    assert_eq!(checks.len(), 3);
+    for c in &checks {
+        let known =
+            c.scenario == "970evo-seqwrite-in-slc" || c.scenario == "970evo-seqwrite-after-slc";
+        if known {
+            // The gaps are in one direction: the model writes faster than rated.
+            assert!(c.error_pct > 0.0, "{c:?}");
+        } else {
+            assert!(c.pass, "{c:?}");
+        }
+    }
+    // The cliff itself: after the cache, well under half the in-cache rate.
+    assert!(checks[1].simulated < 0.5 * checks[0].simulated);
+}

@@ -205,9 +205,6 @@ impl Ftl {
         self.p2l[ppa as usize] = UNMAPPED;
         let b = (ppa / self.geo.slots_per_block) as usize;
         self.valid[b] -= 1;
-        if !self.slc_mode.is_empty() && self.slc_mode[b] {
-            self.slc_valid_sub();
-        }
     }
 
     /// A host write of `lpn` was accepted into the DRAM buffer: the old flash copy is now invalid.
@@ -346,9 +343,6 @@ impl Ftl {
         self.p2l[ppa.0 as usize] = lpn.0;
         let b = (ppa.0 / self.geo.slots_per_block) as usize;
         self.valid[b] += 1;
-        if !self.slc_mode.is_empty() && self.slc_mode[b] {
-            self.slc_valid_add();
-        }
         self.seq += 1;
     }
 
@@ -543,6 +537,13 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with P2L".into());
         }
+        let mapped = self.l2p.iter().filter(|&&p| p != UNMAPPED).count() as u64;
+        if mapped != self.mapped {
+            return Err(format!(
+                "{} logical units hold data but the FTL counts {}",
+                mapped, self.mapped
+            ));
+        }
         self.check_slc()?;
         for (u, unit) in self.units.iter().enumerate() {
             for &b in &unit.free {
@@ -635,7 +636,14 @@ impl Ftl {
     /// writes stall there and GC sets the pace.
     fn write_batch_functional(&mut self, lpns: &[Lpn]) {
         for &l in lpns {
-            self.write_to_buffer(l);
+            // As write_to_buffer, without counting mapped units: the fill
+            // maps every one (see fill_sequential).
+            let old = self.l2p[l.0 as usize];
+            if old < IN_BUFFER {
+                self.invalidate_slot(old);
+            }
+            self.l2p[l.0 as usize] = IN_BUFFER;
+            self.stats.host_slots += 1;
         }
         let unit = self.next_unit_functional();
         let mut guard = 0;
@@ -664,6 +672,8 @@ impl Ftl {
             self.write_batch_functional(&batch);
         }
         self.flush_leftovers();
+        // Every logical unit has been written once.
+        self.mapped = n as u64;
     }
 
     /// Precondition to steady state: fill, then uniformly random overwrites

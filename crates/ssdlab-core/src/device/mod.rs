@@ -541,13 +541,17 @@ impl Drive {
     #[inline]
     pub(super) fn note_slc(&mut self, now: Time) {
         if let Some((every, from)) = self.slc_sampling {
+            // Once per window (a scan of the blocks): the value at the
+            // window's first event stands for the previous window's end.
             let w = (now.saturating_sub(from).0 / every.0.max(1)) as usize;
-            let v = self.ftl.slc_valid();
             if w >= self.slc_series.len() {
+                let v = self.ftl.slc_valid();
+                if let Some(prev) = self.slc_series.last_mut() {
+                    *prev = v;
+                }
                 let last = self.slc_series.last().copied().unwrap_or(v);
                 self.slc_series.resize(w + 1, last);
             }
-            self.slc_series[w] = v;
         }
     }
 
@@ -565,14 +569,19 @@ impl Drive {
         }
         let (now, b) = (&self.ftl.stats, &base.ftl);
         let mu = self.unit_bytes;
+        let held = self.ftl.slc_valid();
+        let mut series = self.slc_series.clone();
+        if let Some(last) = series.last_mut() {
+            *last = held;
+        }
         Some(crate::report::Slc {
             slc_written_bytes: (now.slc_slots - b.slc_slots) * mu,
             direct_written_bytes: (now.direct_slots - b.direct_slots) * mu,
             fold_runs: now.fold_runs - b.fold_runs,
             folded_bytes: (now.fold_slots_moved - b.fold_slots_moved) * mu,
-            occupancy_bytes: self.ftl.slc_valid() * mu,
+            occupancy_bytes: held * mu,
             room_bytes: self.ftl.slc_room_slots() * mu,
-            occupancy_series_bytes: self.slc_series.iter().map(|&v| (v * mu) as f64).collect(),
+            occupancy_series_bytes: series.iter().map(|&v| (v * mu) as f64).collect(),
         })
     }
 

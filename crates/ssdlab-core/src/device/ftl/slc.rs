@@ -37,8 +37,6 @@ pub(super) struct SlcCache {
     pub(super) dynamic_per_unit: u32,
     /// Dynamic SLC blocks in use, whole drive.
     pub(super) dynamic_used: u64,
-    /// Valid slots in SLC-mode blocks (data not yet folded).
-    pub(super) valid: u64,
 }
 
 impl Ftl {
@@ -69,7 +67,6 @@ impl Ftl {
             static_per_unit,
             dynamic_per_unit,
             dynamic_used: 0,
-            valid: 0,
         });
     }
 
@@ -212,23 +209,16 @@ impl Ftl {
         }
     }
 
-    #[inline]
-    pub(super) fn slc_valid_add(&mut self) {
-        if let Some(s) = self.slc.as_mut() {
-            s.valid += 1;
-        }
-    }
-
-    #[inline]
-    pub(super) fn slc_valid_sub(&mut self) {
-        if let Some(s) = self.slc.as_mut() {
-            s.valid -= 1;
-        }
-    }
-
-    /// Mapping units of data held in SLC mode (not yet folded).
+    /// Mapping units of data held in SLC mode (not yet folded): a scan of
+    /// the blocks (O(blocks)); the per-slot mapping updates stay free of
+    /// SLC bookkeeping.
     pub fn slc_valid(&self) -> u64 {
-        self.slc.as_ref().map_or(0, |s| s.valid)
+        self.slc_mode
+            .iter()
+            .zip(&self.valid)
+            .filter(|(&slc, _)| slc)
+            .map(|(_, &v)| v as u64)
+            .sum()
     }
 
     /// Mapping units the SLC cache could take now (free SLC capacity:
@@ -262,27 +252,15 @@ impl Ftl {
             return Ok(());
         };
         let spb = self.geo.slots_per_block as usize;
-        let mut valid = 0u64;
         for (b, &slc) in self.slc_mode.iter().enumerate() {
-            if slc {
-                let first = b * spb;
-                valid += self.p2l[first..first + spb]
-                    .iter()
-                    .filter(|&&l| l != UNMAPPED)
-                    .count() as u64;
-                if self.p2l[first + s.slots_per_block as usize..first + spb]
+            let first = b * spb;
+            if slc
+                && self.p2l[first + s.slots_per_block as usize..first + spb]
                     .iter()
                     .any(|&l| l != UNMAPPED)
-                {
-                    return Err(format!("SLC block {b} holds data past its SLC capacity"));
-                }
+            {
+                return Err(format!("SLC block {b} holds data past its SLC capacity"));
             }
-        }
-        if valid != s.valid {
-            return Err(format!(
-                "SLC valid count {} but the blocks hold {valid}",
-                s.valid
-            ));
         }
         let dynamic: u64 = self.units.iter().map(|u| u.slc_dynamic as u64).sum();
         if dynamic != s.dynamic_used {
