@@ -116,4 +116,4 @@ iodepth=16
 number_ios=8000
 JOB
 run "system/seed002-4x-gen3-switch" --system seed002-4x-gen3-switch --job "$work/sys.fio"
-run "system/seed002-4x-gen3-switch/steady" --system seed002-4x-gen3-switch --job "$work/sys.fio" --precondition steady --set drives.nand.blocks_per_plane=96 --set drives.ftl.over_provisioning=25%
+run "system/seed002-4x-gen3-switch/steady" --system seed002-4x-gen3-switch --job "$work/sys.fio" --precondition steady --set drives.nand.blocks_per_plane=128 --set drives.ftl.over_provisioning=25% --set drives.ftl.slc_static=512MB --set drives.ftl.slc_dynamic=2GB

@@ -105,7 +105,7 @@ def test_jobs_from_keywords_and_fio_files(tmp_path):
         "; comment\n[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=32\n"
         "[mixed]\nrw=randrw\nrwmixread=70\nnumber_ios=2000 # inline comment\n"
     )
-    f = Job.from_fio_text(p)
+    f = Job.from_fio(p)
     assert f.name == str(p)
     assert f.jobs[0]["read_pct"] == 70 and f.jobs[0]["iodepth"] == 32
     assert [o for o, _ in f.ignored] == ["ioengine", "direct"]
@@ -120,7 +120,7 @@ def test_workload_errors_name_file_line_and_option(tmp_path):
     p = tmp_path / "bad.fio"
     p.write_text("[a]\nrw=randread\nbogus_option=3\n")
     with pytest.raises(WorkloadError) as e:
-        Job.from_fio_text(p)
+        Job.from_fio(p)
     err = e.value
     assert (err.file, err.line, err.option) == (str(p), 3, "bogus_option")
     assert f"{p}:3:" in str(err)

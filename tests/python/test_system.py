@@ -114,8 +114,8 @@ def test_presets_files_and_with(tmp_path, stream):
     # device overrides on every drive (or one)
     c = p.with_device({"nand.channels": 4})
     assert c.device("nvme3").get("nand.channels") == 4
-    one = p.with_device(drive="nvme1", nand__channels=2)
-    assert one.device("nvme1").get("nand.channels") == 2 and one.device("nvme0").get("nand.channels") != 2
+    one = p.with_device(drive="nvme1", nand__channels=6)
+    assert one.device("nvme1").get("nand.channels") == 6 and one.device("nvme0").get("nand.channels") != 6
     # a file with a device file next to it, relative paths as for the CLI
     (tmp_path / "stream.toml").write_text(STREAM)
     (tmp_path / "sys.toml").write_text(

@@ -152,6 +152,22 @@ fn consumer() -> Vec<Scenario> {
             }],
         },
         Scenario {
+            name: "seed002-value-dd-read-8m",
+            device: "seed002-gen3-value",
+            // dd with O_DIRECT and bs=8M: the kernel splits each request
+            // into 2 MiB commands (max_sectors_kb = MDTS, assumed) in flight
+            // together (examples/seed002_dd_sweep.py).
+            job: "[dd]\nrw=read\nbs=2m\niodepth=4\nnumber_ios=2000\n",
+            precondition: Precondition::Fill,
+            metrics: vec![Metric {
+                name: "direct-I/O read peak, 8 MiB transfers (MB/s)",
+                reference: 3300.0,
+                tolerance_pct: 10.0,
+                source: "seed 002: dd with direct I/O, read peak 3.3 GB/s",
+                get: seqread,
+            }],
+        },
+        Scenario {
             name: "seed002-value-seqread-128k",
             device: "seed002-gen3-value",
             job: "[seqread]\nrw=read\nbs=128k\niodepth=32\nnumber_ios=200000\n",
@@ -301,10 +317,54 @@ pub fn names() -> Vec<&'static str> {
     v.push(SEED001_BUFFER);
     v.push(SEED001_ORDER);
     v.push(SEED004);
+    v.push(SEED002_SYSTEM);
     v
 }
 
 const SEED004: &str = "seed004-controllers";
+const SEED002_SYSTEM: &str = "seed002-4drives";
+
+/// Seed 002's four drives at once behind the Gen3 x8 switch (system preset
+/// `seed002-4x-gen3-switch`): dd-like 8 MiB transfers (2 MiB commands, 4 in
+/// flight) on every drive together, reading a filled drive and writing a
+/// fresh one (into the SLC caches).
+fn seed002_system(out: &mut Vec<Check>) -> Result<(), String> {
+    use crate::system::config::SystemConfig;
+    let jobs = |rw: &str| {
+        let mut t = format!("[global]\nrw={rw}\nbs=2m\niodepth=4\nnumber_ios=1000\n");
+        for d in 0..4 {
+            t += &format!("[d{d}]\nfilename=nvme{d}\n");
+        }
+        t
+    };
+    let source = "seed 002: four drives at once capped at 4 GB/s read and 3.4 GB/s write";
+    for (rw, pre, reference) in [
+        ("read", Precondition::Fill, 4000.0),
+        ("write", Precondition::Fresh, 3400.0),
+    ] {
+        let cfg = SystemConfig::load("seed002-4x-gen3-switch").map_err(|e| e.to_string())?;
+        let w = fio::parse_str(&jobs(rw), SEED002_SYSTEM).map_err(|e| e.to_string())?;
+        let mut sys = crate::System::from_config(cfg, &w, SEED002_SYSTEM, crate::DEFAULT_SEED, pre)
+            .map_err(|e| format!("{SEED002_SYSTEM}: {e}"))?;
+        sys.run(&mut |_| {}, &|| false)
+            .map_err(|e| format!("{SEED002_SYSTEM}: {e}"))?;
+        let r = Report::from_system(&sys, SEED002_SYSTEM, &[], 0.0);
+        let d = if rw == "read" { &r.read } else { &r.write };
+        let sim = d.bw_bytes_per_s / 1e6;
+        let err = (sim - reference) / reference * 100.0;
+        out.push(Check {
+            scenario: SEED002_SYSTEM.into(),
+            metric: format!("four drives at once, {rw} (MB/s)"),
+            reference,
+            simulated: sim,
+            error_pct: err,
+            tolerance_pct: 10.0,
+            source: source.into(),
+            pass: err.abs() <= 10.0,
+        });
+    }
+    Ok(())
+}
 const SEED001_BUFFER: &str = "seed001-buffer-sweep";
 const SEED001_ORDER: &str = "seed001-flash-configs";
 
@@ -671,6 +731,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
     if filter.is_none_or(|f| SEED001_ORDER.contains(f)) {
         on_start(SEED001_ORDER);
         seed001_order(&mut out)?;
+    }
+    if filter.is_none_or(|f| SEED002_SYSTEM.contains(f)) {
+        on_start(SEED002_SYSTEM);
+        seed002_system(&mut out)?;
     }
     if filter.is_none_or(|f| SEED004.contains(f)) {
         on_start(SEED004);
