@@ -87,6 +87,11 @@ pub enum Event {
         /// Host queue.
         q: u32,
     },
+    /// A steady-state unit's second is over (`ss=`).
+    SteadyTick {
+        /// Unit.
+        unit: u32,
+    },
     /// A job's `startdelay` is over.
     JobStart {
         /// Job index in the workload.

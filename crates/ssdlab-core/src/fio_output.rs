@@ -495,7 +495,7 @@ pub fn reported_jobs(jobs: &[JobStats], group: bool) -> Vec<JobStats> {
 /// `fio --output-format=json` layout.
 pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_s: u64) -> Value {
     let mut out = Vec::new();
-    for j in reported_jobs(jobs, group) {
+    for (i, j) in reported_jobs(jobs, group).into_iter().enumerate() {
         let runtime_s = j.runtime_s(report.sim_time_ns / 1e9);
         let full_windows = (runtime_s / SAMPLE_WINDOW.as_secs_f64()).floor() as usize;
         let total: u64 = j.dirs[..3].iter().map(|d| d.ios).sum();
@@ -539,6 +539,33 @@ pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_
             "latency_percentile": 100.0,
             "latency_window": 0,
         }));
+        // fio's steady-state object, for the clone (or group) it judged.
+        let ss = report.steadystate.iter().find(|s| {
+            if group {
+                s.group == j.group()
+            } else {
+                s.queues == [i as u32]
+            }
+        });
+        if let (Some(s), Some(Value::Object(o))) = (ss, out.last_mut()) {
+            o.insert(
+                "steadystate".into(),
+                json!({
+                    "ss": s.ss,
+                    "duration": s.duration,
+                    "attained": s.attained,
+                    "criterion": s.criterion,
+                    "max_deviation": s.max_deviation,
+                    "slope": s.slope,
+                    "data": {
+                        "bw_mean": s.data.bw_mean,
+                        "iops_mean": s.data.iops_mean,
+                        "iops": s.data.iops,
+                        "bw": s.data.bw,
+                    },
+                }),
+            );
+        }
     }
     json!({
         "fio version": format!("ssdlab-{} (fio-compatible JSON)", report.version),

@@ -224,6 +224,10 @@ pub struct Report {
     /// Systems of several drives: every PCIe link.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkReport>,
+    /// fio steady-state detection (`ss=`): one entry per judged job clone
+    /// (or reporting group, with `group_reporting`), in fio's layout.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steadystate: Vec<crate::host::steady::SteadyStateOut>,
 }
 
 /// One PCIe link of a system.
@@ -372,8 +376,8 @@ impl Report {
         wall_s: f64,
     ) -> Report {
         let h = &d.host;
-        if !d.multi {
-            return Report::for_drive(
+        let mut r = if !d.multi {
+            Report::for_drive(
                 d,
                 0,
                 [&h.read, &h.write, &h.trim, &h.flush],
@@ -381,9 +385,12 @@ impl Report {
                 workload,
                 ignored,
                 wall_s,
-            );
-        }
-        Report::aggregate(d, workload, ignored, wall_s)
+            )
+        } else {
+            Report::aggregate(d, workload, ignored, wall_s)
+        };
+        r.steadystate = h.steady_results();
+        r
     }
 
     /// The report of drive `i` with the host statistics `stats` (read,
@@ -533,6 +540,7 @@ impl Report {
             energy_per_byte_j: None,
             drives: BTreeMap::new(),
             links: Vec::new(),
+            steadystate: Vec::new(),
         }
         .with_power(d, i, start, end)
     }
@@ -713,6 +721,7 @@ impl Report {
             energy_per_byte_j: None,
             drives: BTreeMap::new(),
             links,
+            steadystate: Vec::new(),
         };
         // Power: each drive's ledger, plus the switches' constant draw.
         if per.iter().any(|p| p.power.is_some()) {
@@ -835,6 +844,24 @@ impl Report {
                 us(l.p99_99),
                 us(l.max)
             );
+        }
+        for ss in &self.steadystate {
+            match ss.attained_at_s {
+                Some(t) => {
+                    let _ = writeln!(
+                        s,
+                        "  steady state: {} {} attained after {:.0} s (criterion {}, mean {} IOPS)",
+                        ss.job, ss.ss, t, ss.criterion, ss.data.iops_mean
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "  steady state: {} {} not attained (last criterion {})",
+                        ss.job, ss.ss, ss.criterion
+                    );
+                }
+            }
         }
         let _ = writeln!(
             s,

@@ -9,6 +9,7 @@
 
 pub(crate) mod config;
 pub(crate) mod queue;
+pub mod steady;
 pub(crate) mod trace_feed;
 
 use crate::config::{logical_units, Device, HostConfig};
@@ -177,6 +178,8 @@ pub struct Host {
     pub(crate) ramp_end: Time,
     /// Last host completion time.
     pub last_completion: Time,
+    /// Steady-state detection units (`ss=`), if any job asked for it.
+    pub(crate) steady: Vec<steady::SsUnit>,
 }
 
 fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
@@ -536,7 +539,9 @@ impl Host {
             deadline,
             ramp_end,
             last_completion: Time::ZERO,
+            steady: Vec::new(),
         };
+        h.steady_units(workload, workload_file)?;
         for q in 0..h.queues.len() {
             let j = h.queues[q].job;
             if j != usize::MAX && (h.jobs[j].waits_on > 0 || h.jobs[j].startdelay > Time::ZERO) {
@@ -547,6 +552,97 @@ impl Host {
             }
         }
         Ok((h, classes))
+    }
+
+    /// The steady-state units of `workload`: with `group_reporting`, one per
+    /// reporting group whose jobs ask for it (their settings must agree, as
+    /// fio requires), else one per job clone.
+    fn steady_units(&mut self, workload: &Workload, file: &str) -> Result<(), SimError> {
+        let grouped = crate::fio_output::group_reporting(workload);
+        for (ji, job) in workload.jobs.iter().enumerate() {
+            let Some(spec) = job.steadystate else {
+                continue;
+            };
+            let queues: Vec<u32> = self.jobs[ji].queues.clone().collect();
+            if grouped {
+                let existing = self.steady.iter().position(|u| {
+                    u.queues.first().is_some_and(|&q| {
+                        let j = self.queues[q as usize].job;
+                        workload.jobs[j].group == job.group
+                    })
+                });
+                if let Some(k) = existing {
+                    if self.steady[k].spec != spec {
+                        return Err(werr(file, Some("steadystate"), format!("job '{}': with group_reporting, steady-state options must be the same for every job of a reporting group (as fio requires); '{}' differs", job.name, self.steady[k].name)));
+                    }
+                    self.steady[k].queues.extend(&queues);
+                    for &q in &queues {
+                        self.queues[q as usize].steady = Some(k as u32);
+                    }
+                    continue;
+                }
+                let k = self.steady.len() as u32;
+                for &q in &queues {
+                    self.queues[q as usize].steady = Some(k);
+                }
+                self.steady.push(steady::SsUnit::new(
+                    spec,
+                    queues,
+                    job.name.clone(),
+                    job.group,
+                ));
+            } else {
+                for (c, &q) in queues.iter().enumerate() {
+                    let k = self.steady.len() as u32;
+                    self.queues[q as usize].steady = Some(k);
+                    let name = if job.numjobs > 1 {
+                        format!("{}.{c}", job.name)
+                    } else {
+                        job.name.clone()
+                    };
+                    self.steady
+                        .push(steady::SsUnit::new(spec, vec![q], name, job.group));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Steady-state results, one per unit (empty without `ss=`).
+    pub fn steady_results(&self) -> Vec<steady::SteadyStateOut> {
+        self.steady.iter().map(|u| u.result()).collect()
+    }
+
+    /// A steady-state unit's second is over: take its sample, and end its
+    /// jobs if the criterion holds.
+    pub(crate) fn steady_tick<S>(
+        &mut self,
+        unit: u32,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        let u = &self.steady[unit as usize];
+        if u.attained.is_some() || u.queues.iter().all(|&q| self.queues[q as usize].done) {
+            return;
+        }
+        let done = u.queues.iter().fold((0, 0), |(i, b), &q| {
+            let h = &self.queues[q as usize];
+            (i + h.done_ios, b + h.done_bytes)
+        });
+        if self.steady[unit as usize].tick(now, done) {
+            let qs = self.steady[unit as usize].queues.clone();
+            for &q in &qs {
+                self.stop_queue(q);
+            }
+            for &q in &qs {
+                self.check_finished(q, now, eq, submit);
+            }
+        } else {
+            eq.at(now + steady::TICK, Event::SteadyTick { unit });
+        }
     }
 
     /// Schedule the jobs that start after a `startdelay` (at time zero).
@@ -613,6 +709,14 @@ impl Host {
         if let Some(p) = h.pacer.as_mut() {
             p.start_at(at);
         }
+        if let Some(k) = h.steady {
+            let u = &mut self.steady[k as usize];
+            if u.start.is_none() {
+                u.start = Some(at);
+                eq.at(at + steady::TICK, Event::SteadyTick { unit: k });
+            }
+        }
+        let h = &mut self.queues[q as usize];
         match &mut h.gen {
             Source::Job(g) => g.start_at(at),
             Source::Trace(t) => {
@@ -960,6 +1064,11 @@ impl Host {
             .cpu
             .reserve(now, self.complete_overhead);
         let lat = end - c.submit;
+        if c.op != Op::Flush {
+            let h = &mut self.queues[c.q as usize];
+            h.done_ios += 1;
+            h.done_bytes += c.nlpn as u64 * self.unit_bytes;
+        }
         if c.measured {
             let bytes = c.nlpn as u64 * self.unit_bytes;
             match c.op {

@@ -49,6 +49,12 @@ pub(crate) struct HostQueue {
     pub(crate) targets: Vec<(u16, u32)>,
     /// Next target.
     pub(crate) next_target: usize,
+    /// Reads, writes and trims completed, and their bytes (ramp included;
+    /// fio's counters for steady-state detection).
+    pub(crate) done_ios: u64,
+    pub(crate) done_bytes: u64,
+    /// The steady-state unit judging this queue, if any.
+    pub(crate) steady: Option<u32>,
 }
 
 impl HostQueue {
@@ -71,6 +77,9 @@ impl HostQueue {
             measure_from: Time::ZERO,
             targets: Vec::new(),
             next_target: 0,
+            done_ios: 0,
+            done_bytes: 0,
+            steady: None,
         }
     }
 

@@ -401,6 +401,10 @@ impl System {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);
                 self.host.think_end(q, now, &mut self.q, &mut submit)
             }
+            Event::SteadyTick { unit } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.steady_tick(unit, now, &mut self.q, &mut submit)
+            }
             Event::JobStart { job } => {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);
                 self.host

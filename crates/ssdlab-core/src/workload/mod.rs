@@ -173,6 +173,46 @@ pub struct JobSpec {
     /// addresses in a system of several drives (`nvme0`, `/dev/nvme0n1`);
     /// a one-drive system has nothing to choose and lists it as ignored.
     pub filename: Option<String>,
+    /// fio's steady-state detection (`ss=`, `ss_dur=`, `ss_ramp=`): the job
+    /// ends when its criterion holds over the window.
+    pub steadystate: Option<SteadyState>,
+}
+
+/// fio's steady-state criterion (`steadystate=`/`ss=` with
+/// `steadystate_duration=`/`ss_dur=` and `steadystate_ramp_time=`/`ss_ramp=`),
+/// judged as fio does: one sample per second of simulated time (the I/Os
+/// and bytes completed in that second), over a rolling window of `dur_s`
+/// samples; with `group_reporting` over the whole reporting group, else per
+/// job clone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyState {
+    /// Judge IOPS (`iops`, `iops_slope`); else bandwidth (`bw`, `bw_slope`).
+    pub iops: bool,
+    /// The least-squares slope of the window (`*_slope`); else the largest
+    /// deviation of a sample from the window's mean.
+    pub slope: bool,
+    /// Limit: percent of the window's mean if `pct`, else IOPS or bytes/s
+    /// (per second, for a slope).
+    pub limit: f64,
+    /// The limit is a percentage (`iops:10%`).
+    pub pct: bool,
+    /// Window length, seconds (samples).
+    pub dur_s: u32,
+    /// Samples start one second after this much time from the job's start.
+    pub ramp: Time,
+}
+
+impl SteadyState {
+    /// The criterion as fio prints it (`iops_slope:0.300000%`).
+    pub fn name(&self) -> String {
+        format!(
+            "{}{}:{:.6}{}",
+            if self.iops { "iops" } else { "bw" },
+            if self.slope { "_slope" } else { "" },
+            self.limit as f32,
+            if self.pct { "%" } else { "" }
+        )
+    }
 }
 
 /// Seed 001's synthetic locality patterns (ssdlab job options, which fio ignores):
@@ -318,6 +358,7 @@ impl Default for JobSpec {
             startdelay: Time::ZERO,
             exitall: false,
             filename: None,
+            steadystate: None,
         }
     }
 }

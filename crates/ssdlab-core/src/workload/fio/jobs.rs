@@ -10,8 +10,8 @@ use super::values::{KbBase, RwKind, RwModifier};
 use crate::units::Time;
 use crate::workload::trace::{Remap, TraceFilter, TraceFormat};
 use crate::workload::{
-    BlockSize, Distribution, IgnoredOption, JobSpec, RateProcess, Replay, RwPattern, TraceSpec,
-    TrimMode, Workload, WorkloadError,
+    BlockSize, Distribution, IgnoredOption, JobSpec, RateProcess, Replay, RwPattern, SteadyState,
+    TraceSpec, TrimMode, Workload, WorkloadError,
 };
 
 /// The jobs read so far, and the defaults the global sections set for the
@@ -139,6 +139,38 @@ impl Jobs {
             self.group += 1;
         }
         spec.group = self.group;
+        match (s.ss, &s.ss_dur) {
+            (Some((iops, slope, limit, pct)), Some((dur_s, _))) => {
+                spec.steadystate = Some(SteadyState {
+                    iops,
+                    slope,
+                    limit,
+                    pct,
+                    dur_s: *dur_s,
+                    ramp: s.ss_ramp,
+                });
+            }
+            (None, Some((_, at))) => {
+                return Err(at.err(format!(
+                    "job '{}': steady-state detection needs its criterion too: add ss=CRITERION:LIMIT (e.g. ss=iops:10%)",
+                    spec.name
+                )));
+            }
+            (Some(_), None) => ignore(
+                &mut self.workload.ignored,
+                "steadystate",
+                "no steadystate_duration/ss_dur is set, so (as in fio) detection is off",
+            ),
+            (None, None) => {
+                if s.ss_ramp > Time::ZERO {
+                    ignore(
+                        &mut self.workload.ignored,
+                        "steadystate_ramp_time",
+                        "no steadystate_duration/ss_dur is set, so (as in fio) it has no effect",
+                    );
+                }
+            }
+        }
         if let (Some(_), Some(at)) = (&spec.wait_for, s.wait_for_at) {
             self.waits.push((self.workload.jobs.len(), at));
         }

@@ -20,7 +20,8 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      randseed, randrepeat, norandommap, percentage_random, percentage_sequential, \
      random_distribution, kb_base, fsync, fdatasync, end_fsync, fsync_on_close, rate, rate_iops, \
      rate_process, thinktime, thinktime_blocks, thinktime_blocks_type, thinktime_iotime, \
-     stonewall/wait_for_previous, new_group, wait_for, read_iolog, replay_no_stall, \
+     stonewall/wait_for_previous, new_group, wait_for, steadystate/ss, steadystate_duration/ss_dur, \
+     steadystate_ramp_time/ss_ramp, read_iolog, replay_no_stall, \
      replay_time_scale, loops, startdelay, exitall, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
      ssdlab_trace_speed, ssdlab_trace_device, ssdlab_trace_start, ssdlab_trace_end, \
      ssdlab_trace_remap), ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
@@ -71,6 +72,12 @@ const VALUED: &[&str] = &[
     "thinktime_blocks_type",
     "thinktime_iotime",
     "wait_for",
+    "steadystate",
+    "ss",
+    "steadystate_duration",
+    "ss_dur",
+    "steadystate_ramp_time",
+    "ss_ramp",
     "read_iolog",
     "replay_time_scale",
     "loops",
@@ -138,6 +145,12 @@ pub(super) struct Settings {
     /// `thinktime_blocks=` was given (fio ignores the blocks count when only
     /// `thinktime_iotime` is set).
     pub(super) thinktime_blocks_set: bool,
+    /// `steadystate=`/`ss=`: (iops, slope, limit, percent).
+    pub(super) ss: Option<(bool, bool, f64, bool)>,
+    /// `steadystate_duration=`/`ss_dur=` (whole seconds) and where it was set.
+    pub(super) ss_dur: Option<(u32, Loc)>,
+    /// `steadystate_ramp_time=`/`ss_ramp=`.
+    pub(super) ss_ramp: Time,
 }
 
 /// `ssdlab_trace=FILE` and `ssdlab_trace_*` (ssdlab options fio ignores):
@@ -181,6 +194,9 @@ impl Default for Settings {
             replay_option: None,
             trace: TraceOptions::default(),
             thinktime_blocks_set: false,
+            ss: None,
+            ss_dur: None,
+            ss_ramp: Time::ZERO,
         }
     }
 }
@@ -507,6 +523,19 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
             spec.wait_for = Some(v.to_string());
             st.wait_for_at = Some(at.clone());
         }
+        "steadystate" | "ss" => st.ss = Some(parse_steadystate(v)?),
+        "steadystate_duration" | "ss_dur" => {
+            let t = parse_time(v)?;
+            let s = t.0 / 1_000_000_000_000;
+            if s * 1_000_000_000_000 != t.0 {
+                return Err(format!(
+                    "'{v}': fio samples steady state once a second; give whole seconds"
+                ));
+            }
+            let s = u32::try_from(s).map_err(|_| format!("'{v}' is too long"))?;
+            st.ss_dur = (s > 0).then(|| (s, at.clone()));
+        }
+        "steadystate_ramp_time" | "ss_ramp" => st.ss_ramp = parse_time(v)?,
         "read_iolog" => {
             if v == "-" {
                 return Err(
@@ -597,6 +626,41 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// `iops:10%`, `iops_slope:0.3%`, `bw:20000000`, `bw_slope:1%` (fio's
+/// `steadystate=` criteria): (iops, slope, limit, percent).
+fn parse_steadystate(v: &str) -> Result<(bool, bool, f64, bool), String> {
+    let Some((crit, limit)) = v.split_once(':') else {
+        return Err(format!(
+            "'{v}': give CRITERION:LIMIT, e.g. iops:10% or bw_slope:1% (fio requires the limit)"
+        ));
+    };
+    let (iops, slope) = match crit.trim() {
+        "iops" => (true, false),
+        "iops_slope" => (true, true),
+        "bw" => (false, false),
+        "bw_slope" => (false, true),
+        o => {
+            return Err(format!(
+                "unknown criterion '{o}'; expected iops, iops_slope, bw or bw_slope"
+            ))
+        }
+    };
+    let limit = limit.trim();
+    let (num, pct) = match limit.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (limit, false),
+    };
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("'{limit}': the limit must be a number, optionally with '%'"))?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(format!(
+            "'{limit}': the limit must be a non-negative number"
+        ));
+    }
+    Ok((iops, slope, x, pct))
 }
 
 /// Store the read and write fields of a per-direction value; returns the trim field.
