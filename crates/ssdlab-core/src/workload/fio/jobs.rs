@@ -14,6 +14,45 @@ use crate::workload::{
     TraceSpec, TrimMode, Workload, WorkloadError,
 };
 
+/// fio engines that do not drive a block device: a job with one cannot run
+/// against a simulated drive.
+const NON_BLOCK_ENGINES: &[&str] = &[
+    "net",
+    "netsplice",
+    "rdma",
+    "http",
+    "rados",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "nfs",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "falloc",
+    "ftruncate",
+    "e4defrag",
+    "exec",
+    "cpuio",
+];
+
+/// Refuse an engine that does not drive a block device (others are the
+/// simulator's business and listed as ignored).
+fn check_engine(v: Option<&str>) -> Result<(), String> {
+    let engine = v.unwrap_or("").trim();
+    if NON_BLOCK_ENGINES.contains(&engine) {
+        return Err(format!(
+            "ioengine={engine} does not drive a block device; ssdlab simulates an NVMe drive \
+             under block I/O (use a block engine such as libaio, io_uring or psync, or remove \
+             the option)"
+        ));
+    }
+    Ok(())
+}
+
 /// The jobs read so far, and the defaults the global sections set for the
 /// jobs below them.
 #[derive(Default)]
@@ -52,6 +91,15 @@ impl Jobs {
                 continue;
             }
             if let Some(reason) = ignored_reason(&e.at.key) {
+                if e.at.key == "ioengine" {
+                    check_engine(e.value.as_deref()).map_err(|m| e.at.err(m))?;
+                }
+                if e.at.key == "group_reporting"
+                    && !super::values::parse_flag(e.value.as_deref()).map_err(|m| e.at.err(m))?
+                {
+                    // fio reads group_reporting=0 as off (the default).
+                    continue;
+                }
                 if e.at.key == "filename" {
                     // Used by systems of several drives (see JobSpec::filename).
                     section.settings.spec.filename = e.value.clone();

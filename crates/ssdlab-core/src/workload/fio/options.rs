@@ -294,6 +294,13 @@ pub(super) fn apply(section: &mut Section, at: &Loc, value: Option<&str>) -> Res
                 );
             }
         }
+        "nrfiles" | "filesize" | "openfiles" | "file_append" | "create_only" => {
+            return Err(
+                "a file-level option: files need a file system, which ssdlab does not model \
+                 (a job addresses the simulated drive as a block device)"
+                    .into(),
+            )
+        }
         "write_iolog" => {
             return Err(
                 "not supported: ssdlab does not write fio iologs (remove the option)".into(),
@@ -709,7 +716,19 @@ pub(super) fn ignored_reason(key: &str) -> Option<&'static str> {
             "time series are produced by ssdlab itself"
         }
         "output-format" => "ssdlab writes its own report",
-        "rate_min" | "rate_iops_min" | "rate_cycle" => {
+        "io_submit_mode" => {
+            "the NVMe queue model submits each I/O as it is generated (inline and offload \
+             submission look the same to the drive)"
+        }
+        "random_generator" => {
+            "ssdlab draws random offsets from its own seeded generator; with the random map \
+             (the default) every block is hit once per pass, as lfsr guarantees"
+        }
+        "cmd_type" => {
+            "the simulated drive is the NVMe device: the job's reads and writes reach it as \
+             NVMe commands whether passed through (io_uring_cmd) or not"
+        }
+        "rate_min" | "ratemin" | "rate_iops_min" | "rate_cycle" => {
             "fio aborts a job that falls below rate_min; ssdlab reports the achieved rate instead"
         }
         "thinktime_spin" => {
@@ -970,12 +989,54 @@ group_reporting
         assert_eq!(w.jobs.len(), 2);
     }
 
+    /// Issue 18's grammar: options fio accepts get fio's meaning or a
+    /// reason in the right category.
+    #[test]
+    fn engines_files_and_flag_values_as_fio_reads_them() {
+        // A flag given 0 is off, as fio's parser reads it.
+        let w = parse_str("[global]\ngroup_reporting=0\n[a]\n", "g.fio").unwrap();
+        assert!(!crate::fio_output::group_reporting(&w));
+        let w = parse_str("[global]\ngroup_reporting=1\n[a]\n", "g.fio").unwrap();
+        assert!(crate::fio_output::group_reporting(&w));
+        let w = parse_str("[a]\nnorandommap=0\ntime_based=0\nruntime=5\n", "g.fio").unwrap();
+        assert!(!w.jobs[0].norandommap && !w.jobs[0].time_based);
+        // Accepted with a reason: engine details the drive cannot see.
+        let w = parse_str(
+            "[a]\nioengine=io_uring_cmd\ncmd_type=nvme\nio_submit_mode=offload\n\
+             random_generator=tausworthe64\nratemin=1m\n",
+            "g.fio",
+        )
+        .unwrap();
+        for k in [
+            "ioengine",
+            "cmd_type",
+            "io_submit_mode",
+            "random_generator",
+            "ratemin",
+        ] {
+            let i = w
+                .ignored
+                .iter()
+                .find(|i| i.option == k)
+                .unwrap_or_else(|| panic!("{k}"));
+            assert!(!i.reason.is_empty());
+        }
+        // Refused with the reason a user understands.
+        let e = parse_str("[a]\nioengine=http\n", "g.fio").unwrap_err();
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("ioengine")));
+        assert!(e.message.contains("does not drive a block device"), "{e}");
+        for opt in ["nrfiles=4", "filesize=1g"] {
+            let e = parse_str(&format!("[a]\n{opt}\n"), "g.fio").unwrap_err();
+            assert!(e.message.contains("file system"), "{opt}: {e}");
+        }
+    }
+
     #[test]
     fn unsupported_option_is_an_error() {
         let e = assert_err(
-            "[global]\nbs=4k\n\n[j]\nrw=randread\nrandom_generator=lfsr\n",
+            "[global]\nbs=4k\n\n[j]\nrw=randread\nverify=md5\n",
             6,
-            Some("random_generator"),
+            Some("verify"),
             "not supported by ssdlab yet",
         );
         assert!(

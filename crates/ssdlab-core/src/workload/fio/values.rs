@@ -283,7 +283,30 @@ pub(super) fn parse_distribution(v: &str, kb: KbBase) -> Result<Distribution, St
                 ));
             };
             let mut zones = Vec::new();
-            for z in rest.split(':') {
+            let mut rest_share: Option<f64> = None;
+            let count = rest.split(':').count();
+            for (i, z) in rest.split(':').enumerate() {
+                // fio: an empty share of the last zone is the rest of the region.
+                if let Some(a) = z.strip_suffix('/').filter(|_| i + 1 == count) {
+                    if name == "zoned_abs" {
+                        return Err(format!(
+                            "zone '{z}' of '{v}': an empty size (the rest of the region) is \
+                             not supported for zoned_abs; give the size"
+                        ));
+                    }
+                    let taken: f64 = zones
+                        .iter()
+                        .map(|(_, r): &(f64, &str)| parse_pct(r).unwrap_or(0.0))
+                        .sum();
+                    if taken >= 100.0 {
+                        return Err(format!(
+                            "'{v}': the other zones take the whole range; the last has nothing left"
+                        ));
+                    }
+                    zones.push((parse_pct(a.trim())?, ""));
+                    rest_share = Some(100.0 - taken);
+                    continue;
+                }
                 let Some((a, r)) = z.split_once('/') else {
                     return Err(format!(
                         "zone '{z}' of '{v}': expected <access%>/<{}>",
@@ -302,7 +325,10 @@ pub(super) fn parse_distribution(v: &str, kb: KbBase) -> Result<Distribution, St
             if name == "zoned" {
                 let zones: Vec<(f64, f64)> = zones
                     .into_iter()
-                    .map(|(a, r)| Ok((a, parse_pct(r)?)))
+                    .map(|(a, r)| match (r, rest_share) {
+                        ("", Some(x)) => Ok((a, x)),
+                        _ => Ok((a, parse_pct(r)?)),
+                    })
                     .collect::<Result<_, String>>()?;
                 check_sum_100("range percentages", zones.iter().map(|z| z.1).sum(), v)?;
                 if let Some(z) = zones.iter().find(|z| z.0 > 0.0 && z.1 == 0.0) {
@@ -908,6 +934,13 @@ mod tests {
         e("gauss:1", "unknown distribution 'gauss'");
         e("zipf:abc", "'abc' is not a number");
         e("zoned:60/10:30/90", "access percentages add up to 90%");
+        // fio: an empty share of the last zone is the rest of the range.
+        assert_eq!(
+            d("zoned:50/5:30/15:20/"),
+            both(D::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)]))
+        );
+        e("zoned:50/5:30/95:20/", "nothing left");
+        e("zoned_abs:50/1g:50/", "not supported for zoned_abs");
         e("zoned:60/10:40/80", "range percentages add up to 90%");
         e("zoned:60/0:40/100", "0% of the range");
         e("zoned:60-10", "expected <access%>/<range%>");
