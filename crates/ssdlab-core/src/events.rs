@@ -56,6 +56,11 @@ pub enum Event {
         /// Command id.
         cmd: u32,
     },
+    /// The drive's link can take its next queued read-data transfer.
+    DmaReady {
+        /// Drive.
+        d: u16,
+    },
     /// Check whether the drive has been idle for `ftl.slc_fold_idle`
     /// (then it folds its SLC cache).
     SlcIdle {

@@ -555,3 +555,47 @@ fn a_trace_replays_each_mapped_device_on_its_drive() {
         "{e}"
     );
 }
+
+/// Unequal demand behind a saturated x4 uplink: one drive at QD32 against
+/// three at QD2. A drive keeps its read data until its own link can take
+/// it, so the switch sees each port's transfers as they arrive and serves
+/// them in arrival order (about round robin): the light drives are not
+/// starved behind the heavy one's backlog (before: 84 % against 5 % each).
+#[test]
+fn a_deep_queue_does_not_starve_shallow_ones_behind_a_shared_uplink() {
+    let d = dir("unequal");
+    let cfg = load(&d, &switch_system(4, 4)).unwrap();
+    let uplink = ssdlab_core::pcie::Link::new(&cfg.switches[0].uplink);
+    let mut j = "[global]\nrw=read\nbs=128k\nruntime=20ms\ntime_based=1\n".to_string();
+    for i in 0..4 {
+        j += &format!(
+            "[j{i}]\nfilename=nvme{i}\niodepth={}\n",
+            if i == 0 { 32 } else { 2 }
+        );
+    }
+    let r = run_sys(cfg, &j);
+    let total = r.read.bw_bytes_per_s;
+    let b = uplink.effective_bandwidth().0;
+    assert!((total / b - 1.0).abs() < 0.03, "{total:.3e} vs {b:.3e}");
+    let share = |i: usize| r.drives[&format!("nvme{i}")].read.bw_bytes_per_s / total;
+    let lat = |i: usize| r.drives[&format!("nvme{i}")].read.lat_ns.mean;
+    assert!(
+        share(0) < 0.5,
+        "the QD32 drive took {:.1} %",
+        share(0) * 100.0
+    );
+    for i in 1..4 {
+        // At most a fair quarter; well above starvation.
+        assert!(
+            share(i) > 0.15 && share(i) <= 0.25 + 0.01,
+            "nvme{i} got {:.1} %",
+            share(i) * 100.0
+        );
+        assert!(
+            lat(i) < lat(0) / 4.0,
+            "nvme{i} waits {} ns vs {}",
+            lat(i),
+            lat(0)
+        );
+    }
+}

@@ -198,6 +198,60 @@ impl Drive {
         self.gc_issue(now, unit, eq);
     }
 
+    /// Does read data wait in the controller rather than book the link now?
+    /// Behind a switch, while the drive's own link is busy (or earlier data
+    /// waits): see [`Fabric::up_backlog`].
+    #[inline]
+    pub(super) fn read_data_waits(&self, now: Time, bytes: u64, fabric: &Fabric) -> bool {
+        !self.dma_wait.is_empty()
+            || fabric
+                .up_backlog(self.port, now, fabric.link(self.port).payload_time(bytes))
+                .is_some()
+    }
+
+    /// Queue `bytes` of command `cmd`'s read data, ready at `ready`, for the
+    /// link; a [`Event::ReadDma`] marks its arrival at the host.
+    pub(super) fn queue_read_data(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        bytes: u64,
+        ready: Time,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        self.dma_wait.push_back((cmd, bytes, ready, false));
+        self.send_waiting_dma(now, eq, fabric);
+    }
+
+    /// Send the waiting read-data transfers the link can take now, one at a
+    /// time; wake up when it can take the next.
+    pub(super) fn send_waiting_dma(
+        &mut self,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        while let Some(&(cmd, bytes, ready, direct)) = self.dma_wait.front() {
+            let slack = fabric.link(self.port).payload_time(bytes);
+            if let Some(free) = fabric.up_backlog(self.port, now, slack) {
+                if !self.dma_wakeup {
+                    self.dma_wakeup = true;
+                    eq.at(free, Event::DmaReady { d: self.index });
+                }
+                return;
+            }
+            self.dma_wait.pop_front();
+            let arrive = fabric.device_write(self.port, ready.max(now), bytes);
+            if direct {
+                // As an undeferred flash read's data: its arrival is known.
+                self.part_done(arrive, cmd, eq, fabric);
+            } else {
+                eq.at(arrive, Event::ReadDma { d: self.index, cmd });
+            }
+        }
+    }
+
     /// Fold an SLC block of `unit` now? When the drive has been idle for
     /// `slc_fold_idle`, or, with `slc_when_full = "fold"`, when host data
     /// cannot go to SLC on this unit.
@@ -292,13 +346,19 @@ impl Drive {
             TAG_HREAD => {
                 let cmd = (owner & 0xffff_ffff) as u32;
                 let n = (owner >> 32) & 0xff_ffff;
-                let arrive = fabric.device_write(self.port, now, n * self.unit_bytes);
-                let span = fabric.device_write_time(self.port, n * self.unit_bytes);
+                let bytes = n * self.unit_bytes;
+                let span = fabric.device_write_time(self.port, bytes);
                 self.fw.host_dma(now, span);
-                // The link is FIFO per direction: the DMA reserved last arrives
-                // last, so the command completes when this one arrives if it is
-                // the command's last outstanding part.
-                self.part_done(arrive, cmd, eq, fabric);
+                if self.read_data_waits(now, bytes, fabric) {
+                    self.dma_wait.push_back((cmd, bytes, now, true));
+                    self.send_waiting_dma(now, eq, fabric);
+                } else {
+                    let arrive = fabric.device_write(self.port, now, bytes);
+                    // The link is FIFO per direction: the DMA reserved last
+                    // arrives last, so the command completes when this one
+                    // arrives if it is the command's last outstanding part.
+                    self.part_done(arrive, cmd, eq, fabric);
+                }
             }
             TAG_GCREAD => {
                 let unit = ((owner >> 32) & 0xff_ffff) as u32;

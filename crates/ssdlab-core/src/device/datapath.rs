@@ -101,10 +101,15 @@ impl Drive {
             let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
             let done = if write {
                 let arrive = fabric.device_read(self.port, now, b);
-                self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency
+                Some(self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency)
             } else {
                 let t = self.dram.reserve(now, xfer).1 + self.dev.cache.dram_latency;
-                fabric.device_write(self.port, t, b)
+                if self.read_data_waits(now, b, fabric) {
+                    self.queue_read_data(now, cmd, b, t, eq, fabric);
+                    None
+                } else {
+                    Some(fabric.device_write(self.port, t, b))
+                }
             };
             let span = xfer
                 + self.dev.cache.dram_latency
@@ -115,7 +120,9 @@ impl Drive {
                 };
             self.fw.host_dma(now, span);
             self.cmds[cmd as usize].pending = 1;
-            eq.at(done, Event::ReadDma { d: self.index, cmd });
+            if let Some(done) = done {
+                eq.at(done, Event::ReadDma { d: self.index, cmd });
+            }
             return;
         }
         if write {
@@ -189,8 +196,12 @@ impl Drive {
                     .1
                     + self.dev.cache.dram_latency;
             }
-            let arrive =
-                fabric.device_write(self.port, t, (dram_units + zero_units) * self.unit_bytes);
+            let bytes = (dram_units + zero_units) * self.unit_bytes;
+            let arrive = if self.read_data_waits(now, bytes, fabric) {
+                None
+            } else {
+                Some(fabric.device_write(self.port, t, bytes))
+            };
             let mut span =
                 fabric.device_write_time(self.port, (dram_units + zero_units) * self.unit_bytes);
             if dram_units > 0 {
@@ -203,7 +214,10 @@ impl Drive {
                     + self.dev.cache.dram_latency;
             }
             self.fw.host_dma(now, span);
-            eq.at(arrive, Event::ReadDma { d: self.index, cmd });
+            match arrive {
+                Some(a) => eq.at(a, Event::ReadDma { d: self.index, cmd }),
+                None => self.queue_read_data(now, cmd, bytes, t, eq, fabric),
+            }
         }
         self.cmds[cmd as usize].pending = pending;
         if pending == 0 {

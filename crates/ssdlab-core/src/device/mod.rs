@@ -228,6 +228,13 @@ pub struct Drive {
     idle_check: bool,
     /// Idle for `ftl.slc_fold_idle`: fold the SLC cache.
     slc_idle: bool,
+    /// Read-data transfers waiting for the drive's own link (behind a
+    /// switch, see [`Fabric::up_backlog`]): (command, bytes, when the data
+    /// is ready, whether its arrival completes the part at once rather
+    /// than through a [`Event::ReadDma`]), in order.
+    dma_wait: VecDeque<(u32, u64, Time, bool)>,
+    /// A [`Event::DmaReady`] is pending.
+    dma_wakeup: bool,
     /// SLC occupancy sampling: (interval, start of the measured window).
     slc_sampling: Option<(Time, Time)>,
     /// SLC occupancy (mapping units) at the end of each sampling window.
@@ -316,6 +323,8 @@ impl Drive {
             slc_idle: false,
             slc_sampling: None,
             slc_series: Vec::new(),
+            dma_wait: VecDeque::new(),
+            dma_wakeup: false,
             dev,
         };
         // Flushes wait for the buffer only if it is volatile; only workloads
@@ -471,6 +480,10 @@ impl Drive {
             }
             Event::ReadDma { cmd, .. } => self.part_done(now, cmd, eq, fabric),
             Event::WriteIn { cmd, .. } => self.write_in(now, cmd, eq, fabric),
+            Event::DmaReady { .. } => {
+                self.dma_wakeup = false;
+                self.send_waiting_dma(now, eq, fabric);
+            }
             Event::SlcIdle { .. } => {
                 self.idle_check = false;
                 if self.busy_cmds > 0 {

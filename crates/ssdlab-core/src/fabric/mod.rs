@@ -35,6 +35,12 @@
 //!   port (virtual output queues, "non-blocking"), so a congested drive
 //!   does not block traffic to the others.
 //!
+//! Drives behind a switch also keep read data in the controller while their
+//! own link has more than one transfer of work ahead ([`Fabric::up_backlog`]),
+//! so a drive's transfers reach the uplink's calendar about when they reach
+//! the switch, and the uplink serves busy ports in arrival order (about
+//! round robin) even when their queue depths differ.
+//!
 //! A path of one link (the one-drive system) is exactly [`Link`]'s own
 //! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
 //! the lowest switch the two endpoints share and down again: it never
@@ -339,6 +345,24 @@ impl Fabric {
                 l.forget_before(now);
             }
         }
+    }
+
+    /// A drive behind a switch whose own link has more than `slack` of
+    /// device-to-host work booked or stalled ahead of `now`: returns when
+    /// only `slack` is left. The drive keeps its next data transfer until
+    /// then instead of booking it behind the backlog, so each port has at
+    /// most about one transfer booked ahead, the switch sees each port's
+    /// transfers about as they arrive and serves its ports in arrival order
+    /// (about round robin) rather than in the order drives booked ahead.
+    /// `None` at the root (a one-drive system books as before) and when the
+    /// backlog is within `slack`.
+    #[inline]
+    pub fn up_backlog(&self, port: usize, now: Time, slack: Time) -> Option<Time> {
+        if self.single || self.paths[port].len() == 1 {
+            return None;
+        }
+        let free = self.links[self.paths[port][0].link].up_free_at();
+        (free > now + slack).then(|| free - slack)
     }
 
     /// The link a drive at `port` attaches with.

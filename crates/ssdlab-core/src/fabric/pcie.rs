@@ -206,6 +206,13 @@ impl Link {
         }
     }
 
+    /// When the device-to-host direction can start a new transfer (FIFO
+    /// links: after everything booked and any flow-control stall).
+    #[inline]
+    pub(crate) fn up_free_at(&self) -> Time {
+        self.up.free_at()
+    }
+
     /// Does this link book on calendars (several drives share it)?
     #[inline]
     pub(crate) fn is_shared(&self) -> bool {

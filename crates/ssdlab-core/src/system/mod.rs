@@ -376,7 +376,8 @@ impl System {
             | Event::Flash { d, .. }
             | Event::ReadDma { d, .. }
             | Event::WriteIn { d, .. }
-            | Event::SlcIdle { d, .. } => {
+            | Event::SlcIdle { d, .. }
+            | Event::DmaReady { d } => {
                 self.drives[d as usize].on_event(now, ev, &mut self.q, &mut self.fabric)
             }
             Event::HostDone { d, cmd } => {
