@@ -87,8 +87,9 @@ pub struct JobSpec {
     /// `None` = the direction's smallest block size. Setting it turns the
     /// random map off, as in fio.
     pub blockalign: [Option<u64>; 2],
-    /// Bytes skipped after each I/O of a sequential pattern (`rw=write:4k`).
-    pub seq_skip: u64,
+    /// Bytes skipped after each I/O of a sequential pattern (`rw=write:4k`);
+    /// negative steps back (`rw=read:-8k` with 4 KiB blocks reads backwards).
+    pub seq_skip: i64,
     /// I/Os per new random offset (`rw=randread:8`; default 1).
     pub offset_repeat: u32,
     /// What the I/Os after a new random offset do when `offset_repeat > 1`

@@ -648,7 +648,7 @@ rw=randrw
         assert_eq!((j.bs, j.trim_bs, j.block_sizes), (4096, 4096, None));
         let j = job("readwrite=randtrim:4\nbs=,,64k");
         assert_eq!((j.offset_repeat, j.bs), (4, 64 * KIB));
-        assert_eq!(job("rw=trim:1m").seq_skip, MIB);
+        assert_eq!(job("rw=trim:1m").seq_skip, MIB as i64);
         // The write direction describes the trims: its other settings are reset.
         let j = job("rw=randtrim\nrandom_distribution=random,zipf:1.2,random\n\
              percentage_random=100,30,100\nblockalign=8k,8k,");

@@ -1109,8 +1109,11 @@ group_reporting
         let j = job("rw=write:4k");
         assert_eq!(
             (j.rw, j.seq_skip, j.offset_repeat),
-            (pattern(false, 0), 4 * KIB, 1)
+            (pattern(false, 0), 4 * KIB as i64, 1)
         );
+        // fio: a negative skip steps back.
+        assert_eq!(job("rw=read:-8k").seq_skip, -8 * KIB as i64);
+        assert_value_err("rw=read:-x", "rw", "negative: step back");
         let j = job("rw=randread:8\nrw_sequencer=identical");
         assert_eq!(
             (j.rw, j.seq_skip, j.offset_repeat),
@@ -1120,7 +1123,10 @@ group_reporting
         assert_eq!(job("rw=randread").rw_sequencer, Sequencer::Sequential);
         // A later rw= without a modifier drops it.
         let w = parse("[global]\nrw=read:64k\n[a]\n[b]\nrw=read\n");
-        assert_eq!((w.jobs[0].seq_skip, w.jobs[1].seq_skip), (64 * KIB, 0));
+        assert_eq!(
+            (w.jobs[0].seq_skip, w.jobs[1].seq_skip),
+            (64 * KIB as i64, 0)
+        );
         assert_value_err(
             "rw_sequencer=random",
             "rw_sequencer",

@@ -67,7 +67,7 @@ impl RwKind {
 pub(super) enum RwModifier {
     None,
     /// Sequential patterns: bytes skipped after each I/O.
-    Skip(u64),
+    Skip(i64),
     /// Random patterns: I/Os per new random offset.
     Repeat(u32),
 }
@@ -386,12 +386,18 @@ pub(super) fn parse_rw_modifier(
             u32::try_from(n).map_err(|_| format!("'{v}': the I/O count after ':' is too large"))?;
         Ok(RwModifier::Repeat(n))
     } else {
-        let skip = parse_int(m, kb).map_err(|e| {
+        let (neg, mag) = match m.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, m),
+        };
+        let skip = parse_int(mag, kb).map_err(|e| {
             format!(
-                "the ':{m}' modifier of a sequential pattern is a size to skip after each I/O: {e}"
+                "the ':{m}' modifier of a sequential pattern is a size to skip after each I/O \
+                 (negative: step back): {e}"
             )
         })?;
-        Ok(RwModifier::Skip(skip))
+        let skip = i64::try_from(skip).map_err(|_| format!("'{v}': the skip is too large"))?;
+        Ok(RwModifier::Skip(if neg { -skip } else { skip }))
     }
 }
 

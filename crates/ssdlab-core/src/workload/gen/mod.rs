@@ -106,7 +106,8 @@ pub struct JobGen {
     start: u64,
     len: u64,
     unit: u64,
-    skip: u64,
+    /// Units skipped after each sequential I/O (negative: backwards).
+    skip: i64,
     offset_repeat: u32,
     sequencer: Sequencer,
     /// Per-direction state (boxed to keep `JobGen` small).
@@ -242,7 +243,18 @@ impl JobGen {
         } else {
             let dir = &mut self.dirs[d];
             let off = cont(dir.seq_next, s);
-            dir.seq_next = off + s + self.skip;
+            dir.seq_next = if self.skip >= 0 {
+                off + s + self.skip as u64
+            } else {
+                // fio: step back; past the start, wrap to the end and step
+                // back from there (get_next_seq_offset).
+                let next = (off + s) as i64 + self.skip;
+                if next >= 0 {
+                    next as u64
+                } else {
+                    (len as i64 + self.skip).max(0) as u64
+                }
+            };
             off
         };
         let dir = &mut self.dirs[d];
@@ -395,6 +407,11 @@ mod tests {
         let ios = all(gen("rw=write:8k\nbs=4k\nsize=48k\nnumber_ios=6", 100));
         let lpns: Vec<u32> = ios.iter().map(|io| io.lpn).collect();
         assert_eq!(lpns, [0, 3, 6, 9, 0, 3]);
+        // Backwards, as fio: 4k I/O stepping back 8k: 0, then from the end
+        // (12 units: 12 - 2 = 10), 9, 8, ...
+        let ios = all(gen("rw=read:-8k\nbs=4k\nsize=48k\nnumber_ios=6", 100));
+        let lpns: Vec<u32> = ios.iter().map(|io| io.lpn).collect();
+        assert_eq!(lpns, [0, 10, 9, 8, 7, 6]);
         // randread:4: a new random offset every 4 I/Os, then sequential.
         let ios = all(gen("rw=randread:4\nnumber_ios=4000", 1 << 20));
         for c in ios.chunks(4) {

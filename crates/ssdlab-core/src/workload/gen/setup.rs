@@ -75,7 +75,7 @@ impl JobGen {
                 }
             }
         }
-        if !job.seq_skip.is_multiple_of(unit) {
+        if !job.seq_skip.unsigned_abs().is_multiple_of(unit) {
             return Err(err(
                 "rw",
                 format!(
@@ -326,7 +326,7 @@ impl JobGen {
             start: job.offset / unit,
             len,
             unit,
-            skip: job.seq_skip / unit,
+            skip: job.seq_skip / unit as i64,
             offset_repeat: job.offset_repeat.max(1),
             sequencer: job.rw_sequencer,
             dirs,
