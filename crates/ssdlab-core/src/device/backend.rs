@@ -262,16 +262,6 @@ impl Drive {
                 || (self.dev.ftl.slc_when_full == SlcWhenFull::Fold && !self.ftl.slc_room(unit)))
     }
 
-    /// Array read time of the page holding `ppa` (page `page` of its block).
-    #[inline]
-    pub(super) fn read_time(&self, ppa: Ppa, page: u32) -> Time {
-        if self.ftl.is_slc(ppa) {
-            self.timings.t_read_slc
-        } else {
-            self.timings.read(self.geo.page_type(page))
-        }
-    }
-
     pub(super) fn gc_issue(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) {
         let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
         let staging_limit = 4 * self.geo.slots_per_program;
@@ -303,11 +293,10 @@ impl Drive {
             let t = Txn {
                 kind: OpKind::Read,
                 die: self.geo.die_of_unit(unit),
-                t_array: if self.ftl.is_slc(job.slots[start].0) {
-                    self.timings.t_read_slc
-                } else {
-                    self.timings.read(self.geo.page_type(a.page))
-                },
+                t_array: self.timings.read_in(
+                    self.ftl.is_slc(job.slots[start].0),
+                    self.geo.page_type(a.page),
+                ),
                 bytes: (end - start) as u64 * self.unit_bytes,
                 owner: (TAG_GCREAD << TAG_SHIFT)
                     | ((unit as u64) << 32)

@@ -171,7 +171,9 @@ impl Drive {
             let t = Txn {
                 kind: OpKind::Read,
                 die,
-                t_array: self.read_time(Ppa(first), a.page),
+                t_array: self
+                    .timings
+                    .read_in(self.ftl.is_slc(Ppa(first)), self.geo.page_type(a.page)),
                 bytes: n as u64 * self.unit_bytes,
                 owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
             };

@@ -192,6 +192,16 @@ impl Timings {
     pub fn read(&self, page_type: u32) -> Time {
         self.t_read[page_type as usize]
     }
+    /// Read latency of a page of type `page_type`, or of any page of a
+    /// block in SLC mode (`slc`).
+    #[inline]
+    pub fn read_in(&self, slc: bool, page_type: u32) -> Time {
+        if slc {
+            self.t_read_slc
+        } else {
+            self.read(page_type)
+        }
+    }
     /// Program latency of the program unit starting at `page`.
     #[inline]
     pub fn program(&self, page_type: u32) -> Time {
