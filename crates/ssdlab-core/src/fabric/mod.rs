@@ -52,6 +52,7 @@ use crate::config::PcieConfig;
 use crate::units::{Bytes, Time};
 use pcie::{Dir, Link};
 use serde::Serialize;
+use std::cell::Cell;
 
 /// What a link connects: `(upper, lower)` endpoint names.
 #[derive(Debug, Clone, Serialize)]
@@ -86,6 +87,10 @@ pub struct Fabric {
     shared_links: bool,
     /// One root port and one drive: every transfer is `links[0]`'s own.
     single: bool,
+    /// Per port: the last (bytes, time) of [`Fabric::device_write_time`]
+    /// and of [`Fabric::device_read_time`] over a path of several hops
+    /// (the same size recurs on every command).
+    idle_memo: Vec<[Cell<(u64, Time)>; 2]>,
 }
 
 /// One hop of a transfer.
@@ -260,6 +265,7 @@ impl Fabric {
             switches: Vec::new(),
             shared_links: false,
             single: true,
+            idle_memo: Vec::new(),
         }
     }
 
@@ -330,7 +336,11 @@ impl Fabric {
                 .collect(),
             shared_links: !switches.is_empty(),
             single: false,
+            idle_memo: Vec::new(),
         };
+        f.idle_memo = (0..f.paths.len())
+            .map(|_| std::array::from_fn(|_| Cell::new((u64::MAX, Time::ZERO))))
+            .collect();
         f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
         f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
         f
@@ -508,11 +518,17 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_read_time(bytes);
         }
+        let memo = &self.idle_memo[port][1];
+        if memo.get().0 == bytes {
+            return memo.get().1;
+        }
         let req = self.idle(&self.up[port], 0, |l| {
             let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
             l.request_time(reqs)
         });
-        req + self.idle(&self.down[port], bytes, |l| l.payload_time(bytes))
+        let t = req + self.idle(&self.down[port], bytes, |l| l.payload_time(bytes));
+        memo.set((bytes, t));
+        t
     }
 
     /// Time of a [`Fabric::device_write`] of `bytes` over an idle path.
@@ -525,7 +541,13 @@ impl Fabric {
         if p.len() == 1 {
             return self.links[p[0].link].device_write_time(bytes);
         }
-        self.idle(&self.up[port], bytes, |l| l.payload_time(bytes))
+        let memo = &self.idle_memo[port][0];
+        if memo.get().0 == bytes {
+            return memo.get().1;
+        }
+        let t = self.idle(&self.up[port], bytes, |l| l.payload_time(bytes));
+        memo.set((bytes, t));
+        t
     }
 
     /// [`chain`]'s arithmetic on idle links: when the last byte of a

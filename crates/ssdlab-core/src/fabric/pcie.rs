@@ -41,7 +41,18 @@ pub struct Link {
 }
 
 /// Entries of [`Link::memo`] (a power of two).
-const MEMO: usize = 8;
+const MEMO: usize = 16;
+
+/// [`Link::memo`]'s slot for `bytes`. Transfer sizes are mostly powers of
+/// two (4 B MSI-X, 16 B CQE, 64 B SQE, the block size), so the slot comes
+/// from the power of two and the odd part: those get distinct slots (a
+/// multiplicative hash put 4 B and 4 KiB in one slot, recomputing both on
+/// every read).
+#[inline(always)]
+fn memo_slot(bytes: u64) -> usize {
+    let tz = bytes.trailing_zeros() & 63;
+    ((tz as u64 + (bytes >> tz).wrapping_mul(7)) as usize) & (MEMO - 1)
+}
 
 impl Link {
     /// Build from config.
@@ -69,7 +80,7 @@ impl Link {
     #[inline]
     pub fn payload_time(&self, bytes: u64) -> Time {
         let slot =
-            &self.memo[(bytes.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize & (MEMO - 1)];
+            &self.memo[memo_slot(bytes)];
         let (b, t) = slot.get();
         if b == bytes {
             return t;
