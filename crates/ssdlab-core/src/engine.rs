@@ -452,7 +452,10 @@ mod calendar_tests {
                     }
                     t += 1;
                 }
-                assert_eq!((s, e), (Time::ns(first.unwrap() as u64), Time::ns(t as u64)));
+                assert_eq!(
+                    (s, e),
+                    (Time::ns(first.unwrap() as u64), Time::ns(t as u64))
+                );
             }
         }
     }

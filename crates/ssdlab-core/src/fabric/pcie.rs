@@ -79,8 +79,7 @@ impl Link {
     /// Wire time of a memory-write style payload of `bytes` (split into MPS TLPs).
     #[inline]
     pub fn payload_time(&self, bytes: u64) -> Time {
-        let slot =
-            &self.memo[memo_slot(bytes)];
+        let slot = &self.memo[memo_slot(bytes)];
         let (b, t) = slot.get();
         if b == bytes {
             return t;
