@@ -29,7 +29,7 @@ from . import _core
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
-from .result import Direction, FlashOps, Gc, Latency, Result, Slc, Utilisation
+from .result import Direction, FlashOps, Gc, Latency, PageCache, Result, Slc, Utilisation
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -45,6 +45,7 @@ __all__ = [
     "Direction",
     "Latency",
     "Gc",
+    "PageCache",
     "Slc",
     "FlashOps",
     "Utilisation",

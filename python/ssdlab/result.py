@@ -100,6 +100,28 @@ class Slc:
 
 
 @dataclass(frozen=True)
+class PageCache:
+    """The host page cache over the run (jobs with ``direct=0``): its
+    size, hits and misses of reads (in pages), what went to and came from
+    the drives, dirty data left at the end, and writers throttled at
+    ``host.dirty_ratio``."""
+
+    capacity_bytes: int = 0
+    peak_bytes: int = 0
+    hit_pages: int = 0
+    miss_pages: int = 0
+    read_from_drive_bytes: int = 0
+    written_back_bytes: int = 0
+    evicted_pages: int = 0
+    dirty_at_end_bytes: int = 0
+    cached_at_end_bytes: int = 0
+    throttled_writes: int = 0
+    throttle_time_s: float = 0.0
+    drive_read_requests: int = 0
+    drive_write_requests: int = 0
+
+
+@dataclass(frozen=True)
 class FlashOps:
     """Flash operation counts in the measured window."""
 
@@ -176,6 +198,9 @@ class Result:
         #: The SLC write cache's counters (:class:`Slc`), or None for a
         #: device without one.
         self.slc: Optional[Slc] = _pick(Slc, r["slc"]) if r.get("slc") else None
+        #: The host page cache (:class:`PageCache`) when a job did buffered
+        #: I/O (``direct=0``), else None.
+        self.page_cache: Optional[PageCache] = _pick(PageCache, r["page_cache"]) if r.get("page_cache") else None
         self.flash: FlashOps = _pick(FlashOps, r.get("flash", {}))
         self.utilisation: Utilisation = _pick(Utilisation, r.get("utilisation", {}))
         self.ignored_options: List[Tuple[str, str]] = [

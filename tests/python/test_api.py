@@ -108,7 +108,8 @@ def test_jobs_from_keywords_and_fio_files(tmp_path):
     f = Job.from_fio(p)
     assert f.name == str(p)
     assert f.jobs[0]["read_pct"] == 70 and f.jobs[0]["iodepth"] == 32
-    assert [o for o, _ in f.ignored] == ["ioengine", "direct"]
+    assert [o for o, _ in f.ignored] == ["ioengine"]  # direct=1 is applied
+    assert f.jobs[0]["direct"] is True
     g = f.with_(iodepth=4, rwmixwrite=50, blocksize="8k")
     assert g.jobs[0]["iodepth"] == 4 and g.jobs[0]["read_pct"] == 50 and g.jobs[0]["bs"] == 8192
     assert g.get("iodepth") == "4"
@@ -330,3 +331,24 @@ def test_slc_cache_counters_from_python():
     assert bw[0] > 1.5 * bw[-2]
     # A drive without a cache has no SLC section.
     assert ssdlab.run(Device.preset("pm9a3-960g"), Job.from_fio_text("[r]\nrw=randread\nbs=4k\nnumber_ios=100\n")).slc is None
+
+
+def test_buffered_io_through_the_page_cache_from_python():
+    # A 4 KiB QD1 sequential read with direct=0 goes through the host page
+    # cache: readahead sends fewer, larger reads; the second pass never
+    # reaches the drive.
+    dev = Device.preset("pm9a3-960g").with_(host__memory="1GiB")
+    text = "[a]\nrw=read\nbs=4k\ndirect=0\nsize=8m\n[b]\nstonewall\nrw=read\nbs=4k\nbuffered=1\nsize=8m\n"
+    r = ssdlab.run(dev, Job.from_fio_text(text), precondition="fill")
+    pc = r.page_cache
+    assert isinstance(pc, ssdlab.PageCache)
+    assert pc.capacity_bytes == (1 << 30) * 3 // 4
+    # Every page read is a hit or waited for; the second pass hits all 2048.
+    assert pc.hit_pages + pc.miss_pages == 4096 and pc.hit_pages >= 2048
+    assert pc.drive_read_requests < 200
+    assert 8 << 20 <= pc.read_from_drive_bytes <= (8 << 20) + (256 << 10)
+    # Direct I/O has no page-cache section; buffered I/O without host memory is refused by key.
+    assert ssdlab.run(dev, Job.from_fio_text("[r]\nrw=read\nnumber_ios=10\n")).page_cache is None
+    with pytest.raises(ssdlab.WorkloadError) as e:
+        ssdlab.run(Device.preset("pm9a3-960g"), Job.from_fio_text("[r]\nrw=read\ndirect=0\nnumber_ios=10\n"))
+    assert "host.memory" in str(e.value)

@@ -89,7 +89,7 @@ fn json_report_has_the_documented_keys() {
         .iter()
         .map(|i| i["option"].as_str().unwrap())
         .collect();
-    assert_eq!(ignored, vec!["ioengine", "direct"]);
+    assert_eq!(ignored, vec!["ioengine"]); // direct=1 is applied
     assert_eq!(
         v["read"]["ios"].as_u64().unwrap() + v["write"]["ios"].as_u64().unwrap(),
         20000

@@ -75,6 +75,12 @@ pub enum Event {
         /// Command id.
         cmd: u32,
     },
+    /// A buffered application I/O ends (its copy is done, or writeback
+    /// let a throttled write go).
+    AppDone {
+        /// Application I/O.
+        app: u32,
+    },
     /// The measured window starts.
     RampEnd,
     /// Open-loop trace replay: the next request arrives.

@@ -228,6 +228,9 @@ pub struct Report {
     /// (or reporting group, with `group_reporting`), in fio's layout.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steadystate: Vec<crate::host::steady::SteadyStateOut>,
+    /// The host page cache, when a job did buffered I/O (`direct=0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<crate::host::buffered::PageCacheReport>,
 }
 
 /// One PCIe link of a system.
@@ -390,6 +393,7 @@ impl Report {
             Report::aggregate(d, workload, ignored, wall_s)
         };
         r.steadystate = h.steady_results();
+        r.page_cache = h.page_cache_report();
         r
     }
 
@@ -541,6 +545,7 @@ impl Report {
             drives: BTreeMap::new(),
             links: Vec::new(),
             steadystate: Vec::new(),
+            page_cache: None,
         }
         .with_power(d, i, start, end)
     }
@@ -722,6 +727,7 @@ impl Report {
             drives: BTreeMap::new(),
             links,
             steadystate: Vec::new(),
+            page_cache: None,
         };
         // Power: each drive's ledger, plus the switches' constant draw.
         if per.iter().any(|p| p.power.is_some()) {
@@ -843,6 +849,22 @@ impl Report {
                 us(l.p99_9),
                 us(l.p99_99),
                 us(l.max)
+            );
+        }
+        if let Some(pc) = &self.page_cache {
+            let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+            let _ = writeln!(
+                s,
+                "  page cache: {:.0} MiB (peak {:.0} MiB); reads {} pages hit, {} missed; {:.1} MiB read from drives, {:.1} MiB written back; {:.1} MiB dirty at end; {} writes throttled ({:.3} s)",
+                mib(pc.capacity_bytes),
+                mib(pc.peak_bytes),
+                pc.hit_pages,
+                pc.miss_pages,
+                mib(pc.read_from_drive_bytes),
+                mib(pc.written_back_bytes),
+                mib(pc.dirty_at_end_bytes),
+                pc.throttled_writes,
+                pc.throttle_time_s
             );
         }
         for ss in &self.steadystate {

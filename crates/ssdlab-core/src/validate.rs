@@ -180,6 +180,36 @@ fn consumer() -> Vec<Scenario> {
                 get: seqread,
             }],
         },
+        // dd through the page cache on seed 002's Cortex-A53 host (the
+        // preset's [host]: 1.2 GHz, 1.5 GB/s copy, 2,500 cycles per page,
+        // all assumptions): 8 MiB transfers over 4 GiB. The tolerance is
+        // wide because the host CPU figures are not measured.
+        Scenario {
+            name: "seed002-value-dd-pagecache-read",
+            device: "seed002-gen3-value",
+            job: "[dd]\nrw=read\nbs=8m\niodepth=1\ndirect=0\nsize=4g\n",
+            precondition: Precondition::Fill,
+            metrics: vec![Metric {
+                name: "read through the page cache, 8 MiB transfers (MB/s)",
+                reference: 850.0,
+                tolerance_pct: 20.0,
+                source: "seed 002: through the page cache only about 850 MB/s read",
+                get: seqread,
+            }],
+        },
+        Scenario {
+            name: "seed002-value-dd-pagecache-write",
+            device: "seed002-gen3-value",
+            job: "[dd]\nrw=write\nbs=8m\niodepth=1\ndirect=0\nsize=4g\n",
+            precondition: Precondition::Fresh,
+            metrics: vec![Metric {
+                name: "write through the page cache, 8 MiB transfers (MB/s)",
+                reference: 550.0,
+                tolerance_pct: 20.0,
+                source: "seed 002: through the page cache only about 550 MB/s write",
+                get: seqwrite,
+            }],
+        },
     ]
 }
 

@@ -7,14 +7,16 @@
 //! `Drives` door the event loop gives it) and learns of its completion from
 //! an [`Event::HostDone`]; it never sees the drive's internals.
 
+pub mod buffered;
 pub(crate) mod config;
+pub(crate) mod pagecache;
 pub(crate) mod queue;
 pub mod steady;
 pub(crate) mod trace_feed;
 
 use crate::config::{logical_units, Device, HostConfig};
 use crate::device::nvme::QueueClass;
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, FifoServer};
 use crate::events::Event;
 use crate::stats::{DirStats, Sampler};
 use crate::system::SimError;
@@ -124,9 +126,10 @@ fn targets_of(
     Ok(out)
 }
 
-/// What the host keeps of a command in flight.
-#[derive(Debug, Clone, Copy, Default)]
-struct HostCmd {
+/// What the host keeps of a command in flight (or of a buffered
+/// application I/O).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostCmd {
     q: u32,
     d: u16,
     op: Op,
@@ -135,6 +138,9 @@ struct HostCmd {
     /// When the submission reached the doorbell (end of the host submit cost).
     issued: Time,
     measured: bool,
+    /// The page cache's block request this command carries, or
+    /// [`buffered::NO_BLOCK`] (an application's own command).
+    block: u32,
 }
 
 /// The simulated host.
@@ -180,6 +186,15 @@ pub struct Host {
     pub last_completion: Time,
     /// Steady-state detection units (`ss=`), if any job asked for it.
     pub(crate) steady: Vec<steady::SsUnit>,
+    /// The CPUs threads run on: one per host queue (and one for the
+    /// page cache's flusher), or `host.cores` shared round robin.
+    pub(crate) cpus: Vec<FifoServer>,
+    /// Buffered I/O state, if any job does buffered I/O.
+    pub(crate) buffered: Option<buffered::Buffered>,
+    /// Per drive: logical units.
+    pub(crate) lpns: Vec<u64>,
+    /// One thread's copy rate (buffered I/O).
+    copy_bw: crate::units::Bandwidth,
 }
 
 fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
@@ -500,8 +515,44 @@ impl Host {
             .iter()
             .map(|qs| qs.iter().map(|&q| classes[q as usize]).collect())
             .collect();
+        // Buffered jobs (direct=0): the host needs memory for a page cache.
+        for hq in hosts.iter_mut() {
+            let j = hq.job;
+            if j == usize::MAX || workload.jobs[j].direct {
+                continue;
+            }
+            let job = &workload.jobs[j];
+            if cfg.memory.0 == 0 {
+                return Err(werr(workload_file, Some("direct"), format!("job '{}': buffered I/O (direct=0 or buffered=1) goes through the host page cache, but the host has no memory: set host.memory in the device or system file (e.g. --set host.memory=16GiB)", job.name)));
+            }
+            if hq.open_trace() {
+                return Err(werr(workload_file, Some("direct"), format!("job '{}': a timed iolog replay submits each record straight to the drive; buffered I/O needs replay_no_stall=1", job.name)));
+            }
+            hq.buffered = true;
+        }
+        let any_buffered = hosts.iter().any(|h| h.buffered);
+        // CPUs: each queue's thread on a core of its own, or `cores` shared
+        // round robin; the flusher thread after the queues.
+        let threads = hosts.len() + any_buffered as usize;
+        let ncpu = if cfg.cores == 0 {
+            threads
+        } else {
+            cfg.cores as usize
+        };
+        for (q, hq) in hosts.iter_mut().enumerate() {
+            hq.cpu = q % ncpu;
+        }
+        let flusher_cpu = hosts.len() % ncpu;
+        let buffered = any_buffered.then(|| {
+            buffered::Buffered::new(cfg, unit_bytes, drives.len(), hosts.len(), flusher_cpu)
+        });
+        let lpns: Vec<u64> = (0..drives.len()).map(lpns_of).collect();
         let multi = per_drive_stats;
         let mut h = Host {
+            cpus: vec![FifoServer::default(); ncpu],
+            buffered,
+            lpns,
+            copy_bw: cfg.copy_bandwidth,
             active: hosts.len(),
             queues: hosts,
             jobs,
@@ -801,7 +852,11 @@ impl Host {
             if io.op != Op::Flush && h.pacer.as_mut().is_some_and(|p| p.on_issue(at)) {
                 h.quiesce = true;
             }
-            self.submit_io(q, at, io, eq, submit);
+            if h.buffered {
+                self.buffered_io(q, at, io, eq, submit);
+            } else {
+                self.submit_io(q, at, io, eq, submit);
+            }
         }
     }
 
@@ -918,7 +973,7 @@ impl Host {
         // Tell the drive what is coming first, so it can start fetching its
         // mapping entry while the host does its own part.
         submit.hint(d, io.lpn);
-        let (_, ready) = h.cpu.reserve(at, self.submit_overhead);
+        let (_, ready) = self.cpus[h.cpu].reserve(at, self.submit_overhead);
         if let Some(js) = self.job_stats.as_mut() {
             js[q as usize].submitted(h.outstanding);
         }
@@ -934,17 +989,9 @@ impl Host {
             submit: at,
             issued: ready,
             measured,
+            block: buffered::NO_BLOCK,
         };
-        let id = match self.free_cmds.pop() {
-            Some(i) => {
-                self.cmds[i as usize] = c;
-                i
-            }
-            None => {
-                self.cmds.push(c);
-                (self.cmds.len() - 1) as u32
-            }
-        };
+        let id = self.new_cmd(c);
         self.outstanding += 1;
         self.last_cmd = Some(id);
         submit.submit(
@@ -959,6 +1006,21 @@ impl Host {
                 ready,
             },
         );
+    }
+
+    /// A command id for `c`.
+    #[inline]
+    fn new_cmd(&mut self, c: HostCmd) -> u32 {
+        match self.free_cmds.pop() {
+            Some(i) => {
+                self.cmds[i as usize] = c;
+                i
+            }
+            None => {
+                self.cmds.push(c);
+                (self.cmds.len() - 1) as u32
+            }
+        }
     }
 
     /// Open-loop trace: read the next record and schedule its arrival.
@@ -1060,9 +1122,26 @@ impl Host {
         S: Drives,
     {
         let c = self.cmds[cmd as usize];
-        let (_, end) = self.queues[c.q as usize]
-            .cpu
-            .reserve(now, self.complete_overhead);
+        if c.block != buffered::NO_BLOCK {
+            return self.block_done(now, cmd, c, eq, submit);
+        }
+        let cpu = self.queues[c.q as usize].cpu;
+        let (_, end) = self.cpus[cpu].reserve(now, self.complete_overhead);
+        self.finish(c, Some(cmd), end, eq, submit);
+    }
+
+    /// I/O `c` (command `cmd`, if it is one) ends at `end`: statistics, and
+    /// the queue's next submissions.
+    pub(crate) fn finish<S>(
+        &mut self,
+        c: HostCmd,
+        cmd: Option<u32>,
+        end: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
         let lat = end - c.submit;
         if c.op != Op::Flush {
             let h = &mut self.queues[c.q as usize];
@@ -1118,7 +1197,9 @@ impl Host {
         self.ios_done += 1;
         self.outstanding -= 1;
         self.queues[c.q as usize].outstanding -= 1;
-        self.free_cmds.push(cmd);
+        if let Some(cmd) = cmd {
+            self.free_cmds.push(cmd);
+        }
         if self.queues[c.q as usize].open_trace() {
             // Open loop: the next request does not wait for this one, but a held one may go now.
             let held = match &mut self.queues[c.q as usize].gen {

@@ -2,7 +2,6 @@
 //! and the ordering state of the workload's jobs.
 
 use super::trace_feed::TraceSource;
-use crate::engine::FifoServer;
 use crate::units::Time;
 use crate::workload::gen::{Io, JobGen};
 use crate::workload::pacing::Pacer;
@@ -20,7 +19,10 @@ pub(crate) struct HostQueue {
     pub(crate) gen: Source,
     pub(crate) depth: u32,
     pub(crate) outstanding: u32,
-    pub(crate) cpu: FifoServer,
+    /// The CPU its thread runs on (index into the host's CPUs).
+    pub(crate) cpu: usize,
+    /// Buffered I/O (through the page cache).
+    pub(crate) buffered: bool,
     /// The source has no more I/O.
     pub(crate) done: bool,
     /// Done and every I/O completed (the job clone has ended).
@@ -63,7 +65,8 @@ impl HostQueue {
             gen,
             depth,
             outstanding: 0,
-            cpu: FifoServer::default(),
+            cpu: 0,
+            buffered: false,
             done: false,
             finished: false,
             job,

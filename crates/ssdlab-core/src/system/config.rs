@@ -624,17 +624,18 @@ impl SystemFile {
             }
         }
         let host = match &self.host {
-            Some(h) => crate::config::HostConfig {
-                submit_overhead: p.time("host.submit_overhead", &h.submit_overhead),
-                complete_overhead: p.time("host.complete_overhead", &h.complete_overhead),
-            },
+            Some(h) => {
+                let mut c = crate::config::Collector {
+                    problems: Vec::new(),
+                };
+                let host = h.resolve(&mut c);
+                p.0.extend(c.problems);
+                host
+            }
             None => drives
                 .first()
                 .map(|d: &DriveConfig| d.device.host.clone())
-                .unwrap_or(crate::config::HostConfig {
-                    submit_overhead: Time::ZERO,
-                    complete_overhead: Time::ZERO,
-                }),
+                .unwrap_or_else(|| crate::config::HostConfig::driver_only(Time::ZERO, Time::ZERO)),
         };
         if !p.0.is_empty() {
             return Err(ConfigError {

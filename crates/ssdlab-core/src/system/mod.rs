@@ -394,6 +394,10 @@ impl System {
                     self.host.failure = Some(e);
                 }
             }
+            Event::AppDone { app } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.app_done(now, app, &mut self.q, &mut submit)
+            }
             Event::HostWake { q } => {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);
                 self.host.wake(q, now, &mut self.q, &mut submit)

@@ -140,6 +140,10 @@ pub struct JobSpec {
     pub fsync: u32,
     /// Issue one NVMe Flush when the job's I/O is done (`end_fsync=1`).
     pub end_fsync: bool,
+    /// Direct I/O (`direct=1`, `buffered=0`, and ssdlab's default: it
+    /// simulates the drive); `false` goes through the host page cache
+    /// (`direct=0` / `buffered=1` given explicitly).
+    pub direct: bool,
     /// Bandwidth caps `[read, write, trim]` in bytes per second (`rate=`).
     pub rate: [Option<u64>; 3],
     /// I/O-rate caps `[read, write, trim]` in I/Os per second (`rate_iops=`).
@@ -344,6 +348,7 @@ impl Default for JobSpec {
             trim_bs: 4096,
             fsync: 0,
             end_fsync: false,
+            direct: true,
             rate: [None; 3],
             rate_iops: [None; 3],
             rate_process: RateProcess::Linear,

@@ -543,10 +543,10 @@ rw=randwrite
             assert!(!j.time_based);
         }
         let ignored: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
-        assert_eq!(ignored, ["ioengine", "direct", "filename"]);
+        assert_eq!(ignored, ["ioengine", "filename"]);
         assert_eq!(w.ignored[0].reason, "the simulator is the I/O engine");
-        assert_eq!(w.ignored[1].reason, "no host page cache is modelled");
-        assert_eq!(w.ignored[2].reason, "the simulated drive is the target");
+        assert_eq!(w.ignored[1].reason, "the simulated drive is the target");
+        assert!(w.jobs.iter().all(|j| j.direct));
     }
 
     #[test]
@@ -617,7 +617,7 @@ rw=randrw
         assert_eq!(j.iodepth, 32);
         assert!(j.time_based);
         assert_eq!(j.runtime, Some(Time::s(30)));
-        assert_eq!(w.ignored.len(), 3);
+        assert_eq!(w.ignored.len(), 2); // ioengine, group_reporting (direct=1 applies)
     }
 
     #[test]

@@ -18,7 +18,8 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      bs/blocksize, bsrange/blocksize_range, bssplit, blockalign/ba, iodepth, numjobs, size, \
      offset/fileoffset, io_size/io_limit, number_ios, runtime/timeout, time_based, ramp_time, \
      randseed, randrepeat, norandommap, percentage_random, percentage_sequential, \
-     random_distribution, kb_base, fsync, fdatasync, end_fsync, fsync_on_close, rate, rate_iops, \
+     random_distribution, kb_base, fsync, fdatasync, end_fsync, fsync_on_close, direct, buffered, \
+     rate, rate_iops, \
      rate_process, thinktime, thinktime_blocks, thinktime_blocks_type, thinktime_iotime, \
      stonewall/wait_for_previous, new_group, wait_for, steadystate/ss, steadystate_duration/ss_dur, \
      steadystate_ramp_time/ss_ramp, read_iolog, replay_no_stall, \
@@ -279,6 +280,8 @@ pub(super) fn apply(section: &mut Section, at: &Loc, value: Option<&str>) -> Res
         "stonewall" | "wait_for_previous" => s.spec.stonewall = parse_flag(value)?,
         "new_group" => s.new_group = parse_flag(value)?,
         "end_fsync" => s.end_fsync = parse_flag(value)?,
+        "direct" => s.spec.direct = parse_flag(value)?,
+        "buffered" => s.spec.direct = !parse_flag(value)?,
         "exitall" => s.spec.exitall = parse_flag(value)?,
         "fsync_on_close" => s.fsync_on_close = parse_flag(value)?,
         "replay_no_stall" => {
@@ -696,7 +699,7 @@ pub(super) fn ignore(ignored: &mut Vec<IgnoredOption>, option: &str, reason: &st
 pub(super) fn ignored_reason(key: &str) -> Option<&'static str> {
     Some(match key {
         "ioengine" => "the simulator is the I/O engine",
-        "direct" | "buffered" | "invalidate" => "no host page cache is modelled",
+        "invalidate" => "the page cache starts empty for every job",
         "filename" | "directory" | "filename_format" => "the simulated drive is the target",
         "group_reporting" => {
             "applies to --output-format fio / fio-json (one entry per reporting group); \
@@ -960,8 +963,6 @@ group_reporting
             names,
             [
                 "ioengine",
-                "direct",
-                "buffered",
                 "filename",
                 "directory",
                 "filename_format",

@@ -1,0 +1,669 @@
+//! Buffered I/O (fio `direct=0` / `buffered=1`): a job's reads and writes
+//! go through the host page cache ([`super::pagecache`]) instead of
+//! straight to the drive.
+//!
+//! - A read copies cached pages to the user buffer (`copy_bandwidth`, on
+//!   the job's thread). Pages not cached are read from the drive by
+//!   readahead (Linux's on-demand windows, up to `readahead`, requests of
+//!   at most `max_request`); the read waits for them. Each page added or
+//!   evicted costs `page_cycles` at `clock`.
+//! - A write copies into the cache and is acknowledged then: its pages are
+//!   dirty. Above `dirty_background_ratio` of the cache, writeback sends
+//!   contiguous dirty runs to the drive (`writeback_depth` requests in
+//!   flight per drive, on a flusher thread); above `dirty_ratio`, writers
+//!   wait until writeback brings the dirty share back under it.
+//! - `fsync` / `end_fsync` waits until the drive's dirty pages are written,
+//!   then sends an NVMe Flush.
+//! - A trim drops the pages and goes to the drive.
+//!
+//! Latency and bandwidth are the application's (a syscall's start to its
+//! end), as fio reports them; the drive's own requests are counted in the
+//! report's `page_cache` section. Model and sources: docs/models/page-cache.md.
+
+use super::pagecache::{PageCache, PageState, Readahead};
+use super::{Drives, Host, HostCmd, Submission};
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::units::Time;
+use crate::workload::gen::Io;
+use crate::workload::Op;
+
+/// No block request (an application command).
+pub(crate) const NO_BLOCK: u32 = u32::MAX;
+
+/// An application I/O of a buffered queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AppIo {
+    /// What the statistics see.
+    pub(crate) c: HostCmd,
+    /// Block requests it still waits for.
+    pub(crate) pending: u32,
+    /// Written pages it still waits to see written back under `dirty_ratio`.
+    pub(crate) throttled: bool,
+}
+
+/// A request the page cache sends to a drive.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    pub(crate) d: u16,
+    pub(crate) op: Op,
+    pub(crate) first: u64,
+    pub(crate) n: u64,
+    /// CPU the completion runs on (the thread that sent it).
+    pub(crate) cpu: usize,
+    /// Application I/Os waiting for it.
+    pub(crate) waiters: Vec<u32>,
+}
+
+/// The page cache and the state of buffered I/O on the host.
+pub(crate) struct Buffered {
+    pub(crate) cache: PageCache,
+    pub(crate) apps: Vec<AppIo>,
+    free_apps: Vec<u32>,
+    pub(crate) blocks: Vec<Block>,
+    free_blocks: Vec<u32>,
+    /// Per host queue, per target drive: readahead state.
+    pub(crate) ra: Vec<Vec<Readahead>>,
+    /// Per drive: writeback requests in flight.
+    wb_inflight: Vec<u32>,
+    /// Per drive: which host queue's submission queue writeback uses.
+    wb_queue: Vec<Option<u32>>,
+    /// Application writes waiting under `dirty_ratio`.
+    throttled: Vec<u32>,
+    /// Per drive: `fsync`s waiting for writeback.
+    fsync_wait: Vec<Vec<u32>>,
+    /// The flusher thread's CPU (index into the host's CPUs).
+    pub(crate) flusher_cpu: usize,
+    /// Pages per request, readahead window, in pages.
+    max_request: u64,
+    max_ra: u64,
+    dirty_limit: u64,
+    dirty_bg: u64,
+    wb_depth: u32,
+    /// CPU time per page added or evicted.
+    page_time: Time,
+    /// Time writers spent throttled (measured or not).
+    pub(crate) throttle_time: Time,
+    pub(crate) throttled_writes: u64,
+    /// Read requests sent to the drives (readahead windows split at `max_request`).
+    pub(crate) read_requests: u64,
+    /// Writeback requests sent to the drives.
+    pub(crate) write_requests: u64,
+}
+
+impl Buffered {
+    pub(crate) fn new(
+        cfg: &crate::config::HostConfig,
+        unit_bytes: u64,
+        drives: usize,
+        queues: usize,
+        flusher_cpu: usize,
+    ) -> Buffered {
+        let capacity =
+            ((cfg.memory.0 as f64 * cfg.page_cache_share) / unit_bytes as f64).floor() as u64;
+        let capacity = capacity.max(1);
+        let per_4k = unit_bytes as f64 / 4096.0;
+        Buffered {
+            cache: PageCache::new(capacity, drives),
+            apps: Vec::new(),
+            free_apps: Vec::new(),
+            blocks: Vec::new(),
+            free_blocks: Vec::new(),
+            ra: vec![Vec::new(); queues],
+            wb_inflight: vec![0; drives],
+            wb_queue: vec![None; drives],
+            throttled: Vec::new(),
+            fsync_wait: vec![Vec::new(); drives],
+            flusher_cpu,
+            max_request: (cfg.max_request.0 / unit_bytes).max(1),
+            max_ra: cfg.readahead.0 / unit_bytes,
+            dirty_limit: ((capacity as f64 * cfg.dirty_ratio) as u64).max(1),
+            dirty_bg: ((capacity as f64 * cfg.dirty_background_ratio) as u64).max(1),
+            wb_depth: cfg.writeback_depth.max(1),
+            page_time: Time::from_secs_f64(cfg.page_cycles as f64 * per_4k / cfg.clock_hz.max(1.0)),
+            throttle_time: Time::ZERO,
+            throttled_writes: 0,
+            read_requests: 0,
+            write_requests: 0,
+        }
+    }
+
+    fn new_app(&mut self, a: AppIo) -> u32 {
+        match self.free_apps.pop() {
+            Some(i) => {
+                self.apps[i as usize] = a;
+                i
+            }
+            None => {
+                self.apps.push(a);
+                (self.apps.len() - 1) as u32
+            }
+        }
+    }
+
+    fn new_block(&mut self, b: Block) -> u32 {
+        match self.free_blocks.pop() {
+            Some(i) => {
+                self.blocks[i as usize] = b;
+                i
+            }
+            None => {
+                self.blocks.push(b);
+                (self.blocks.len() - 1) as u32
+            }
+        }
+    }
+}
+
+impl Host {
+    /// One application I/O of buffered queue `q`, issued at `at`.
+    pub(crate) fn buffered_io<S>(
+        &mut self,
+        q: u32,
+        at: Time,
+        io: Io,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        let h = &mut self.queues[q as usize];
+        let ti = h.next_target;
+        let (d, _) = h.targets[ti];
+        if h.targets.len() > 1 {
+            h.next_target = (h.next_target + 1) % h.targets.len();
+        }
+        let cpu = h.cpu;
+        if let Some(js) = self.job_stats.as_mut() {
+            js[q as usize].submitted(h.outstanding);
+        }
+        h.outstanding += 1;
+        let measured = at >= h.measure_from;
+        self.outstanding += 1;
+        // The system call's entry and exit: the driver costs stand for them.
+        let (_, t) = self.cpus[cpu].reserve(at, self.submit_overhead);
+        let c = HostCmd {
+            q,
+            d,
+            op: io.op,
+            nlpn: io.nlpn,
+            submit: at,
+            issued: t,
+            measured,
+            block: NO_BLOCK,
+        };
+        let Some(b) = self.buffered.as_mut() else {
+            return;
+        };
+        let app = b.new_app(AppIo {
+            c,
+            pending: 0,
+            throttled: false,
+        });
+        let (first, n) = (io.lpn as u64, io.nlpn as u64);
+        match io.op {
+            Op::Read => self.buffered_read(app, ti, cpu, t, first, n, eq, submit),
+            Op::Write => self.buffered_write(app, cpu, t, first, n, eq, submit),
+            Op::Trim => {
+                b.cache.discard(d, first, n);
+                let blk = self.send_block(d, q, cpu, Op::Trim, first, n, t, eq, submit);
+                self.wait_on(app, blk);
+            }
+            Op::Flush => {
+                let b = self.buffered.as_mut().expect("buffered");
+                b.fsync_wait[d as usize].push(app);
+                self.writeback(d, t, eq, submit);
+            }
+        }
+    }
+
+    fn wait_on(&mut self, app: u32, blk: u32) {
+        let b = self.buffered.as_mut().expect("buffered");
+        b.blocks[blk as usize].waiters.push(app);
+        b.apps[app as usize].pending += 1;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn buffered_read<S>(
+        &mut self,
+        app: u32,
+        ti: usize,
+        cpu: usize,
+        t: Time,
+        first: u64,
+        n: u64,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        let c = b.apps[app as usize].c;
+        let (d, q) = (c.d, c.q);
+        let lpns = self.lpns[d as usize];
+        let max_ra = b.max_ra;
+        if b.ra[q as usize].len() <= ti {
+            b.ra[q as usize].resize(ti + 1, Readahead::default());
+        }
+        // The marker page of the current window: read the next one ahead.
+        let mut windows: Vec<(u64, u64)> = Vec::new();
+        let ra = &mut b.ra[q as usize][ti];
+        if let Some(m) = ra.marker() {
+            if (first..first + n).contains(&m) && b.cache.state(d, m).is_some() {
+                windows.push(ra.advance(max_ra));
+            }
+        }
+        let miss = (first..first + n).find(|&p| b.cache.state(d, p).is_none());
+        if let Some(m) = miss {
+            let req = first + n - m;
+            windows.push(ra.on_miss(m, req, max_ra));
+        }
+        ra.prev_end = first + n;
+        // The request's own pages are read whatever the windows cover (a
+        // request larger than the window, or one the window moved past).
+        if miss.is_some() {
+            windows.push((first, n));
+        }
+        // Send the windows' missing pages, in runs of at most max_request.
+        let mut t = t;
+        for (s, len) in windows {
+            let end = (s + len).min(lpns);
+            let mut p = s;
+            while p < end {
+                if self
+                    .buffered
+                    .as_ref()
+                    .is_some_and(|b| b.cache.state(d, p).is_some())
+                {
+                    p += 1;
+                    continue;
+                }
+                let max = self.buffered.as_ref().map_or(1, |b| b.max_request);
+                let mut k = 1;
+                while p + k < end
+                    && k < max
+                    && self
+                        .buffered
+                        .as_ref()
+                        .is_some_and(|b| b.cache.state(d, p + k).is_none())
+                {
+                    k += 1;
+                }
+                t = self.read_pages(d, q, cpu, p, k, t, eq, submit);
+                p += k;
+            }
+        }
+        // Wait for the request's pages still being read.
+        let b = self.buffered.as_mut().expect("buffered");
+        let mut waits: Vec<u32> = Vec::new();
+        let mut hits = 0;
+        for p in first..first + n {
+            match b.cache.touch(d, p) {
+                Some(PageState::Reading(blk)) if !waits.contains(&blk) => waits.push(blk),
+                Some(PageState::Reading(_)) => {}
+                Some(_) => hits += 1,
+                None => {}
+            }
+        }
+        b.cache.counters.hits += hits;
+        b.cache.counters.misses += n - hits;
+        for blk in waits {
+            self.wait_on(app, blk);
+        }
+        if self.buffered.as_ref().expect("buffered").apps[app as usize].pending == 0 {
+            self.copy_out(app, t, eq);
+        }
+    }
+
+    /// Add pages `first..first + n` to the cache as being read and send the
+    /// drive read; returns when the sending thread is free again.
+    #[allow(clippy::too_many_arguments)]
+    fn read_pages<S>(
+        &mut self,
+        d: u16,
+        q: u32,
+        cpu: usize,
+        first: u64,
+        n: u64,
+        t: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> Time
+    where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        let blk = b.new_block(Block {
+            d,
+            op: Op::Read,
+            first,
+            n,
+            cpu,
+            waiters: Vec::new(),
+        });
+        b.read_requests += 1;
+        let mut pages = 0;
+        for p in first..first + n {
+            pages += 1 + b.cache.start_read(d, p, blk);
+        }
+        let cost = b.page_time.times(pages);
+        let (_, t) = self.cpus[cpu].reserve(t, cost);
+        self.submit_block(blk, q, t, eq, submit)
+    }
+
+    /// Copy a read's pages to the user buffer, then complete it.
+    fn copy_out(&mut self, app: u32, at: Time, eq: &mut EventQueue<Event>) {
+        let b = self.buffered.as_ref().expect("buffered");
+        let c = b.apps[app as usize].c;
+        let bytes = c.nlpn as u64 * self.unit_bytes;
+        let cpu = self.queues[c.q as usize].cpu;
+        let (_, end) = self.cpus[cpu].reserve(at, self.copy_bw.transfer_time(bytes));
+        eq.at(end, Event::AppDone { app });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn buffered_write<S>(
+        &mut self,
+        app: u32,
+        cpu: usize,
+        t: Time,
+        first: u64,
+        n: u64,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        let c = b.apps[app as usize].c;
+        let d = c.d;
+        if b.wb_queue[d as usize].is_none() {
+            b.wb_queue[d as usize] = Some(c.q);
+        }
+        let mut pages = 0;
+        for p in first..first + n {
+            let (new, ev) = b.cache.write(d, p);
+            pages += new as u64 + ev;
+        }
+        let cost = b.page_time.times(pages) + self.copy_bw.transfer_time(n * self.unit_bytes);
+        let (_, end) = self.cpus[cpu].reserve(t, cost);
+        let over = b.cache.dirty_pages() + b.cache.writeback_pages() > b.dirty_limit;
+        if over {
+            // balance_dirty_pages: the writer waits for writeback.
+            b.apps[app as usize].throttled = true;
+            b.apps[app as usize].c.issued = end;
+            b.throttled.push(app);
+            b.throttled_writes += 1;
+        } else {
+            eq.at(end, Event::AppDone { app });
+        }
+        self.writeback(d, end, eq, submit);
+    }
+
+    /// Send writeback on drive `d` while it is due (dirty above the
+    /// background threshold, or an `fsync` waits) and requests may go.
+    pub(crate) fn writeback<S>(
+        &mut self,
+        d: u16,
+        at: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        loop {
+            let b = self.buffered.as_mut().expect("buffered");
+            let di = d as usize;
+            let due = b.cache.dirty_pages() > b.dirty_bg || !b.fsync_wait[di].is_empty();
+            if !due || b.wb_inflight[di] >= b.wb_depth || !b.cache.has_dirty(d) {
+                break;
+            }
+            let Some((first, n)) = b.cache.take_writeback(d, b.max_request) else {
+                break;
+            };
+            b.wb_inflight[di] += 1;
+            b.write_requests += 1;
+            let q = b.wb_queue[di].unwrap_or(0);
+            let cpu = b.flusher_cpu;
+            self.send_block(d, q, cpu, Op::Write, first, n, at, eq, submit);
+        }
+        self.fsync_check(d, at, eq, submit);
+    }
+
+    /// `fsync`s on a drive with nothing left dirty: send the NVMe Flush.
+    fn fsync_check<S>(&mut self, d: u16, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        if b.fsync_wait[d as usize].is_empty() || !b.cache.is_clean(d) {
+            return;
+        }
+        let waiters = std::mem::take(&mut b.fsync_wait[d as usize]);
+        let q = b.apps[waiters[0] as usize].c.q;
+        let cpu = self.queues[q as usize].cpu;
+        let blk = self.send_block(d, q, cpu, Op::Flush, 0, 0, at, eq, submit);
+        for a in waiters {
+            self.wait_on(a, blk);
+        }
+    }
+
+    /// Make and send a block request.
+    #[allow(clippy::too_many_arguments)]
+    fn send_block<S>(
+        &mut self,
+        d: u16,
+        q: u32,
+        cpu: usize,
+        op: Op,
+        first: u64,
+        n: u64,
+        at: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> u32
+    where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        let blk = b.new_block(Block {
+            d,
+            op,
+            first,
+            n,
+            cpu,
+            waiters: Vec::new(),
+        });
+        self.submit_block(blk, q, at, eq, submit);
+        blk
+    }
+
+    /// Put block request `blk` on drive's submission queue of host queue
+    /// `q` (the driver's submit cost on the block's CPU); returns when the
+    /// CPU is free again.
+    fn submit_block<S>(
+        &mut self,
+        blk: u32,
+        q: u32,
+        at: Time,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) -> Time
+    where
+        S: Drives,
+    {
+        let b = self.buffered.as_ref().expect("buffered");
+        let k = &b.blocks[blk as usize];
+        let (d, op, first, n, cpu) = (k.d, k.op, k.first, k.n, k.cpu);
+        let h = &self.queues[q as usize];
+        let sq = h
+            .targets
+            .iter()
+            .find(|&&(td, _)| td == d)
+            .map_or(0, |&(_, s)| s);
+        submit.hint(d, first as u32);
+        let (_, ready) = self.cpus[cpu].reserve(at, self.submit_overhead);
+        let c = HostCmd {
+            q,
+            d,
+            op,
+            nlpn: n as u32,
+            submit: at,
+            issued: ready,
+            measured: false,
+            block: blk,
+        };
+        let id = self.new_cmd(c);
+        self.outstanding += 1;
+        submit.submit(
+            eq,
+            Submission {
+                cmd: id,
+                d,
+                q: sq,
+                op,
+                lpn: first as u32,
+                nlpn: n as u32,
+                ready,
+            },
+        );
+        ready
+    }
+
+    /// Block request `c.block` (host command `cmd`) has completed at `now`.
+    pub(crate) fn block_done<S>(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        c: HostCmd,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        self.outstanding -= 1;
+        self.free_cmds.push(cmd);
+        let b = self.buffered.as_mut().expect("buffered");
+        let blk = c.block;
+        let k = std::mem::replace(
+            &mut b.blocks[blk as usize],
+            Block {
+                d: 0,
+                op: Op::Read,
+                first: 0,
+                n: 0,
+                cpu: 0,
+                waiters: Vec::new(),
+            },
+        );
+        b.free_blocks.push(blk);
+        let (_, t) = self.cpus[k.cpu].reserve(now, self.complete_overhead);
+        let b = self.buffered.as_mut().expect("buffered");
+        match k.op {
+            Op::Read => b.cache.read_done(k.d, k.first, k.n, blk),
+            Op::Write => {
+                b.cache.writeback_done(k.d, k.first, k.n);
+                b.wb_inflight[k.d as usize] -= 1;
+            }
+            Op::Trim | Op::Flush => {}
+        }
+        for a in k.waiters {
+            let b = self.buffered.as_mut().expect("buffered");
+            let ap = &mut b.apps[a as usize];
+            ap.pending -= 1;
+            if ap.pending == 0 {
+                if ap.c.op == Op::Read {
+                    self.copy_out(a, t, eq);
+                } else {
+                    eq.at(t, Event::AppDone { app: a });
+                }
+            }
+        }
+        if k.op == Op::Write {
+            // Writers under dirty_ratio go on once writeback has made room.
+            let b = self.buffered.as_mut().expect("buffered");
+            if b.cache.dirty_pages() + b.cache.writeback_pages() <= b.dirty_limit {
+                for a in std::mem::take(&mut b.throttled) {
+                    let ap = &mut b.apps[a as usize];
+                    ap.throttled = false;
+                    b.throttle_time += t.saturating_sub(ap.c.issued);
+                    eq.at(t, Event::AppDone { app: a });
+                }
+            }
+            // Writeback goes on for every drive with dirty pages.
+            for d in 0..self.lpns.len() as u16 {
+                self.writeback(d, t, eq, submit);
+            }
+        }
+    }
+
+    /// Application I/O `app` ends at `now`.
+    pub(crate) fn app_done<S>(
+        &mut self,
+        now: Time,
+        app: u32,
+        eq: &mut EventQueue<Event>,
+        submit: &mut S,
+    ) where
+        S: Drives,
+    {
+        let b = self.buffered.as_mut().expect("buffered");
+        let c = b.apps[app as usize].c;
+        b.free_apps.push(app);
+        self.finish(c, None, now, eq, submit);
+    }
+
+    /// Page-cache figures for the report, if buffered I/O ran.
+    pub fn page_cache_report(&self) -> Option<PageCacheReport> {
+        let b = self.buffered.as_ref()?;
+        let c = &b.cache.counters;
+        let u = self.unit_bytes;
+        Some(PageCacheReport {
+            capacity_bytes: b.cache.capacity * u,
+            peak_bytes: c.peak_pages * u,
+            hit_pages: c.hits,
+            miss_pages: c.misses,
+            read_from_drive_bytes: c.read_pages * u,
+            written_back_bytes: c.written_pages * u,
+            evicted_pages: c.evicted,
+            dirty_at_end_bytes: (b.cache.dirty_pages() + b.cache.writeback_pages()) * u,
+            throttled_writes: b.throttled_writes,
+            throttle_time_s: b.throttle_time.as_secs_f64(),
+            cached_at_end_bytes: b.cache.len() * u,
+            drive_read_requests: b.read_requests,
+            drive_write_requests: b.write_requests,
+        })
+    }
+}
+
+/// What the page cache did over the run.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct PageCacheReport {
+    /// Pages the cache may hold, in bytes (`host.memory` x `page_cache_share`).
+    pub capacity_bytes: u64,
+    /// Most it held.
+    pub peak_bytes: u64,
+    /// Pages reads found up to date in the cache.
+    pub hit_pages: u64,
+    /// Pages reads waited for (being read from a drive: by readahead or by
+    /// the read itself).
+    pub miss_pages: u64,
+    /// Bytes read from the drives (readahead included).
+    pub read_from_drive_bytes: u64,
+    /// Bytes written back to the drives.
+    pub written_back_bytes: u64,
+    /// Clean pages evicted.
+    pub evicted_pages: u64,
+    /// Dirty or under writeback when the run ended (not on the drive).
+    pub dirty_at_end_bytes: u64,
+    /// Cached when the run ended.
+    pub cached_at_end_bytes: u64,
+    /// Writes that waited under `dirty_ratio`.
+    pub throttled_writes: u64,
+    /// Time they waited, in total.
+    pub throttle_time_s: f64,
+    /// Read requests sent to the drives (readahead windows, split at `host.max_request`).
+    pub drive_read_requests: u64,
+    /// Writeback requests sent to the drives.
+    pub drive_write_requests: u64,
+}
