@@ -229,6 +229,7 @@ impl WorkloadHandle {
                     "trim_bs": j.trim_bs,
                     "fsync": j.fsync,
                     "end_fsync": j.end_fsync,
+                    "direct": j.direct,
                     "rate": j.rate,
                     "rate_iops": j.rate_iops,
                     "rate_process": format!("{:?}", j.rate_process).to_lowercase(),
