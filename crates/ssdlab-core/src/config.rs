@@ -198,6 +198,10 @@ impl Collector {
             message: msg.into(),
         });
     }
+    /// A problem is already reported for `key` (e.g. it did not parse).
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.problems.iter().any(|p| p.key == key)
+    }
     pub(crate) fn time(&mut self, key: &str, v: &str) -> Time {
         parse_time(v).unwrap_or_else(|e| {
             self.push(key, e.0);

@@ -188,7 +188,9 @@ impl FtlFile {
     pub(crate) fn resolve(&self, page_size: Bytes, c: &mut Collector) -> FtlConfig {
         let ff = self;
         let mapping_unit = c.bytes("ftl.mapping_unit", &ff.mapping_unit);
-        if mapping_unit.0 != 0 && (!mapping_unit.0.is_power_of_two() || mapping_unit.0 < 512) {
+        if !c.has("ftl.mapping_unit")
+            && (!mapping_unit.0.is_power_of_two() || mapping_unit.0 < 512)
+        {
             c.push(
                 "ftl.mapping_unit",
                 format!("{mapping_unit} must be a power of two of at least 512B"),

@@ -1,0 +1,228 @@
+//! Structured fuzzing of device files (issue 17, in-process part): every
+//! shipped preset, shrunk to a small drive, with one to three values
+//! replaced by odd ones (zero, negative, huge, non-numbers, wrong types,
+//! unit-less numbers). Each mutant is either refused by the validator with
+//! a key-path error, or it runs a short mixed job to the end: never a
+//! panic, never a hang. Thousands of cases run in seconds.
+
+use proptest::prelude::*;
+use ssdlab_core::config::{preset_names, preset_text, DeviceFile};
+use ssdlab_core::workload::fio;
+use ssdlab_core::{simulate_with_jobs, Precondition, RunSpec};
+use std::time::{Duration, Instant};
+
+/// Odd values a user (or a script) might write.
+fn odd_values() -> Vec<toml::Value> {
+    use toml::Value as V;
+    vec![
+        V::String("0B".into()),
+        V::String("0".into()),
+        V::String("0ns".into()),
+        V::String("-5us".into()),
+        V::String("1e300".into()),
+        V::String("nan".into()),
+        V::String("".into()),
+        V::String("1PiB".into()),
+        V::String("0%".into()),
+        V::String("100%".into()),
+        V::String("1000%".into()),
+        V::String("0GT/s".into()),
+        V::String("1ps".into()),
+        V::String("1B".into()),
+        V::String("abc".into()),
+        V::Integer(0),
+        V::Integer(-1),
+        V::Integer(1),
+        V::Integer(4_294_967_296),
+        V::Integer(i64::MAX),
+        V::Float(1e300),
+        V::Float(f64::NAN),
+        V::Float(-0.5),
+        V::Boolean(true),
+        V::Array(vec![]),
+        // Valid-looking extremes: these get past the parser, so the model
+        // itself meets them.
+        V::String("512B".into()),
+        V::String("4KiB".into()),
+        V::String("1KiB".into()),
+        V::String("1ns".into()),
+        V::String("1s".into()),
+        V::String("1%".into()),
+        V::String("99%".into()),
+        V::String("1MB/s".into()),
+        V::String("100GB/s".into()),
+        V::String("1MHz".into()),
+        V::String("1mW".into()),
+        V::String("1MT/s".into()),
+        V::Integer(2),
+        V::Integer(3),
+        V::Integer(1000),
+        V::Integer(65536),
+        V::Float(0.5),
+    ]
+}
+
+/// Dotted paths of every leaf (arrays count as leaves) of a table.
+fn leaves(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+    for (k, v) in t {
+        let p = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(sub) => leaves(sub, &p, out),
+            _ => out.push(p),
+        }
+    }
+}
+
+fn set(t: &mut toml::Table, path: &str, v: toml::Value) {
+    let mut cur = t;
+    let parts: Vec<&str> = path.split('.').collect();
+    for p in &parts[..parts.len() - 1] {
+        cur = match cur.get_mut(*p) {
+            Some(toml::Value::Table(x)) => x,
+            _ => return,
+        };
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), v);
+}
+
+/// A preset made small enough to simulate in milliseconds, with every key
+/// written out (defaults included), so mutations reach them all.
+fn small_preset(name: &str) -> toml::Table {
+    let text = preset_text(name).expect("preset");
+    let file = DeviceFile::from_toml_str(&text, name).expect("preset parses");
+    let full = toml::to_string(&file).expect("serialise");
+    let mut t: toml::Table = toml::from_str(&full).expect("preset TOML");
+    // `extends` is resolved already.
+    t.remove("extends");
+    if let Some(toml::Value::Table(n)) = t.get_mut("nand") {
+        n.insert("blocks_per_plane".into(), toml::Value::Integer(96));
+        n.insert("channels".into(), toml::Value::Integer(2));
+    }
+    if let toml::Value::Table(f) = t
+        .entry("ftl")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+    {
+        // Static SLC regions sized for the full drive do not fit the small one.
+        f.remove("slc_static");
+        f.remove("slc_dynamic");
+        f.insert("over_provisioning".into(), toml::Value::String("25%".into()));
+    }
+    if let Some(toml::Value::Table(h)) = t.get_mut("host") {
+        // Buffered jobs need host memory.
+        h.insert("memory".into(), toml::Value::String("64MiB".into()));
+    }
+    if let Some(toml::Value::Table(b)) = t.get_mut("backend") {
+        b.insert("capacity".into(), toml::Value::String("64MiB".into()));
+    }
+    t
+}
+
+const JOB: &str = "[j]\nrw=randrw\nbs=4k,16k\niodepth=8\nnumber_ios=300\n[s]\nstonewall\nrw=write\nbs=128k\nnumber_ios=40\nfsync=8\n";
+/// The same through the host page cache, with a sequential re-read.
+const JOB_BUFFERED: &str = "[global]\ndirect=0\n[j]\nrw=randrw\nbs=4k,16k\niodepth=8\nnumber_ios=300\n[s]\nstonewall\nrw=write\nbs=128k\nnumber_ios=40\nfsync=8\n[r]\nstonewall\nrw=read\nbs=8k\nnumber_ios=200\n";
+
+/// Resolve and (if valid) run the mutant; `Err` describes a panic or a hang.
+fn exercise(t: &toml::Table) -> Result<(), String> {
+    exercise_with(t, JOB)
+}
+
+fn exercise_with(t: &toml::Table, job: &str) -> Result<(), String> {
+    let text = toml::to_string(t).map_err(|e| format!("serialise: {e}"))?;
+    let outcome = std::panic::catch_unwind(|| {
+        let Ok(dev) = DeviceFile::from_toml_str(&text, "mutant").and_then(|f| f.resolve("mutant"))
+        else {
+            return Ok(());
+        };
+        let workload = fio::parse_str(job, "j.fio").expect("job");
+        let spec = RunSpec {
+            device: dev,
+            workload,
+            workload_name: "j.fio".into(),
+            seed: 7,
+            precondition: Precondition::Fresh,
+            sample_interval: None,
+            latency_histogram: false,
+            job_stats: false,
+        };
+        let t0 = Instant::now();
+        let stop = || t0.elapsed() > Duration::from_secs(10);
+        match simulate_with_jobs(&spec, &mut |_| {}, &stop) {
+            Err(ssdlab_core::SimError::Interrupted) => {
+                Err("hang: still running after 10 s".to_string())
+            }
+            _ => Ok(()),
+        }
+    });
+    match outcome {
+        Ok(r) => r.map_err(|e| format!("{e}\n{text}")),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("panic: {msg}\n{text}"))
+        }
+    }
+}
+
+fn presets() -> Vec<String> {
+    let mut v: Vec<String> = preset_names()
+        .into_iter()
+        .filter(|n| preset_text(n).is_some())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_small_preset_runs_unmutated() {
+    for p in presets() {
+        let t = small_preset(&p);
+        let text = toml::to_string(&t).unwrap();
+        DeviceFile::from_toml_str(&text, &p)
+            .and_then(|f| f.resolve(&p))
+            .unwrap_or_else(|e| panic!("{p}: the shrunk preset must stay valid: {e}"));
+        exercise(&t).unwrap_or_else(|e| panic!("{p}: {e}"));
+        exercise_with(&t, JOB_BUFFERED).unwrap_or_else(|e| panic!("{p} (buffered): {e}"));
+    }
+}
+
+proptest! {
+    // SSDLAB_FUZZ_CASES=N runs a longer campaign (600 in the suite).
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("SSDLAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(600),
+        failure_persistence: None,
+        .. ProptestConfig::default()
+    })]
+
+    #[test]
+    fn mutated_device_files_are_refused_or_run(
+        preset in 0usize..64,
+        picks in proptest::collection::vec((0usize..10_000, 0usize..64), 1..=2),
+        buffered in any::<bool>(),
+    ) {
+        let names = presets();
+        let name = &names[preset % names.len()];
+        let mut t = small_preset(name);
+        let mut paths = Vec::new();
+        leaves(&t, "", &mut paths);
+        paths.sort();
+        let odd = odd_values();
+        let mut changed = Vec::new();
+        for (k, v) in picks {
+            let path = &paths[k % paths.len()];
+            let val = odd[v % odd.len()].clone();
+            changed.push(format!("{path} = {val}"));
+            set(&mut t, path, val);
+        }
+        if let Err(e) = exercise_with(&t, if buffered { JOB_BUFFERED } else { JOB }) {
+            let first = e.lines().next().unwrap_or_default().to_string();
+            panic!("{name} with {}: {first}", changed.join(", "));
+        }
+    }
+}
