@@ -109,7 +109,10 @@ fn small_preset(name: &str) -> toml::Table {
         // Static SLC regions sized for the full drive do not fit the small one.
         f.remove("slc_static");
         f.remove("slc_dynamic");
-        f.insert("over_provisioning".into(), toml::Value::String("25%".into()));
+        f.insert(
+            "over_provisioning".into(),
+            toml::Value::String("25%".into()),
+        );
     }
     if let Some(toml::Value::Table(h)) = t.get_mut("host") {
         // Buffered jobs need host memory.
@@ -225,4 +228,143 @@ proptest! {
             panic!("{name} with {}: {first}", changed.join(", "));
         }
     }
+}
+
+/// Seed 002's board with small drives (a device file next to it), as a
+/// table, every key written out by the parser.
+fn small_system(dir: &std::path::Path) -> toml::Table {
+    let dev = toml::to_string(&small_preset("seed002-gen3-value")).unwrap();
+    std::fs::write(dir.join("small.toml"), dev).unwrap();
+    let text = preset_system_text();
+    let mut t: toml::Table = toml::from_str(&text).unwrap();
+    if let Some(toml::Value::Array(drives)) = t.get_mut("drive") {
+        for d in drives {
+            if let toml::Value::Table(d) = d {
+                d.insert("device".into(), toml::Value::String("small.toml".into()));
+            }
+        }
+    }
+    t
+}
+
+fn preset_system_text() -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("presets/systems/seed002-4x-gen3-switch.toml"),
+    )
+    .unwrap()
+}
+
+/// Resolve and (if valid) run a mutated system file: refused, or run to
+/// the end; never a panic or a hang.
+fn exercise_system(t: &toml::Table, dir: &std::path::Path) -> Result<(), String> {
+    use ssdlab_core::system::config::SystemFile;
+    let text = toml::to_string(t).map_err(|e| format!("serialise: {e}"))?;
+    let mut job = String::from("[global]\nrw=randrw\nbs=4k,64k\niodepth=4\nnumber_ios=200\n");
+    for d in 0..4 {
+        job += &format!("[d{d}]\nfilename=nvme{d}\n");
+    }
+    let outcome = std::panic::catch_unwind(|| {
+        let Ok(cfg) = SystemFile::from_toml_str(&text, "mutant.toml")
+            .and_then(|f| f.resolve("mutant.toml", dir))
+        else {
+            return Ok(());
+        };
+        let w = fio::parse_str(&job, "j.fio").expect("job");
+        let Ok(mut sys) =
+            ssdlab_core::System::from_config(cfg, &w, "j.fio", 7, Precondition::Fresh)
+        else {
+            return Ok(());
+        };
+        let t0 = Instant::now();
+        match sys.run(&mut |_| {}, &|| t0.elapsed() > Duration::from_secs(10)) {
+            Err(ssdlab_core::SimError::Interrupted) => {
+                Err("hang: still running after 10 s".to_string())
+            }
+            _ => Ok(()),
+        }
+    });
+    match outcome {
+        Ok(r) => r.map_err(|e| format!("{e}\n{text}")),
+        Err(_) => Err(format!("panic\n{text}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("SSDLAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
+        failure_persistence: None,
+        .. ProptestConfig::default()
+    })]
+
+    #[test]
+    fn mutated_system_files_are_refused_or_run(
+        picks in proptest::collection::vec((0usize..10_000, 0usize..64), 1..=2),
+    ) {
+        let dir = std::env::temp_dir().join(format!("ssdlab-fuzz-sys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut t = small_system(&dir);
+        // Leaves, with the drive and switch arrays' entries addressed by index.
+        let mut paths: Vec<(String, Option<usize>, String)> = Vec::new();
+        for (k, v) in &t {
+            match v {
+                toml::Value::Table(sub) => {
+                    for kk in sub.keys() {
+                        paths.push((k.clone(), None, kk.clone()));
+                    }
+                }
+                toml::Value::Array(items) => {
+                    for (i, it) in items.iter().enumerate() {
+                        if let toml::Value::Table(sub) = it {
+                            for kk in sub.keys() {
+                                paths.push((k.clone(), Some(i), kk.clone()));
+                            }
+                        }
+                    }
+                }
+                _ => paths.push((k.clone(), None, String::new())),
+            }
+        }
+        paths.sort();
+        let odd = odd_values();
+        let mut changed = Vec::new();
+        for (k, v) in picks {
+            let (sec, idx, key) = &paths[k % paths.len()];
+            let val = odd[v % odd.len()].clone();
+            changed.push(format!("{sec}{}.{key} = {val}", idx.map(|i| format!("[{i}]")).unwrap_or_default()));
+            let target = match (t.get_mut(sec), idx) {
+                (Some(toml::Value::Table(x)), None) => Some(x),
+                (Some(toml::Value::Array(a)), Some(i)) => match a.get_mut(*i) {
+                    Some(toml::Value::Table(x)) => Some(x),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match target {
+                Some(x) if !key.is_empty() => {
+                    x.insert(key.clone(), val);
+                }
+                _ => {
+                    t.insert(sec.clone(), val);
+                }
+            }
+        }
+        let r = exercise_system(&t, &dir);
+        if let Err(e) = r {
+            let first = e.lines().next().unwrap_or_default().to_string();
+            panic!("system with {}: {first}", changed.join(", "));
+        }
+    }
+}
+
+#[test]
+fn the_small_system_runs_unmutated() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-fuzz-sys0-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = small_system(&dir);
+    let text = toml::to_string(&t).unwrap();
+    ssdlab_core::system::config::SystemFile::from_toml_str(&text, "s.toml")
+        .and_then(|f| f.resolve("s.toml", &dir))
+        .unwrap_or_else(|e| panic!("the small system must stay valid: {e}"));
+    exercise_system(&t, &dir).unwrap();
 }

@@ -188,8 +188,7 @@ impl FtlFile {
     pub(crate) fn resolve(&self, page_size: Bytes, c: &mut Collector) -> FtlConfig {
         let ff = self;
         let mapping_unit = c.bytes("ftl.mapping_unit", &ff.mapping_unit);
-        if !c.has("ftl.mapping_unit")
-            && (!mapping_unit.0.is_power_of_two() || mapping_unit.0 < 512)
+        if !c.has("ftl.mapping_unit") && (!mapping_unit.0.is_power_of_two() || mapping_unit.0 < 512)
         {
             c.push(
                 "ftl.mapping_unit",
