@@ -102,7 +102,7 @@ def main() -> None:
     ax.set_xlabel("transfer size (KiB)")
     ax.set_ylabel("MB/s")
     ax.set_title(f"dd-like sequential I/O, one request at a time: {device.name}")
-    ax.legend(loc="upper left", fontsize=7)
+    ax.legend(loc="lower right", fontsize=7)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(os.path.join(a.out, "dd.png"), dpi=120)

@@ -76,8 +76,13 @@ fn a_cached_re_read_never_reaches_the_drive() {
     let twice = format!("{once}[b]\nstonewall\nrw=read\nbs=4k\ndirect=0\nsize=8m\n");
     let (r1, p1) = run(once);
     let (r2, p2) = run(&twice);
-    assert_eq!(p1.read_from_drive_bytes, 8 << 20);
-    assert_eq!(p2.read_from_drive_bytes, 8 << 20, "{p2:?}");
+    // Readahead may run up to two windows past the last page read.
+    assert!(p1.read_from_drive_bytes >= 8 << 20, "{p1:?}");
+    assert!(
+        p1.read_from_drive_bytes <= (8 << 20) + (256 << 10),
+        "{p1:?}"
+    );
+    assert_eq!(p2.read_from_drive_bytes, p1.read_from_drive_bytes, "{p2:?}");
     assert_eq!(p2.drive_read_requests, p1.drive_read_requests);
     assert_eq!(r2.flash.reads, r1.flash.reads);
     // The second pass: every page a hit; a 4 KiB hit costs the syscall and

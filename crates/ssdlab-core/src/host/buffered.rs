@@ -257,6 +257,15 @@ impl Host {
         if let Some(m) = miss {
             let req = first + n - m;
             windows.push(ra.on_miss(m, req, max_ra));
+            // A window as large as the read puts its marker on the read's
+            // own pages: the read meets it at once and starts the next
+            // window asynchronously (as Linux's PG_readahead page does).
+            if ra
+                .marker()
+                .is_some_and(|mk| (first..first + n).contains(&mk))
+            {
+                windows.push(ra.advance(max_ra));
+            }
         }
         ra.prev_end = first + n;
         // The request's own pages are read whatever the windows cover (a
