@@ -81,6 +81,8 @@ pub enum Event {
         /// Application I/O.
         app: u32,
     },
+    /// The page cache's flusher wakes to write back expired dirty data.
+    FlusherWake,
     /// The measured window starts.
     RampEnd,
     /// Open-loop trace replay: the next request arrives.

@@ -9,9 +9,17 @@ use ssdlab_core::host::buffered::PageCacheReport;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_with_jobs, Precondition, Report, RunSpec};
 
-/// A small TLC-timed drive (4 dies) with a host of `memory`.
+/// A small drive (4 dies) with a host of `memory`.
 fn drive(memory: &str, extra_host: &str) -> Device {
-    let text = format!(
+    let text = drive_text(memory, extra_host);
+    DeviceFile::from_toml_str(&text, "small")
+        .unwrap()
+        .resolve("small")
+        .unwrap()
+}
+
+fn drive_text(memory: &str, extra_host: &str) -> String {
+    format!(
         r#"
 name = "small"
 [host]
@@ -40,11 +48,7 @@ t_prog = ["500us"]
 t_erase = "3ms"
 bus_bandwidth = "800MB/s"
 "#
-    );
-    DeviceFile::from_toml_str(&text, "small")
-        .unwrap()
-        .resolve("small")
-        .unwrap()
+    )
 }
 
 fn run_on(dev: Device, job: &str) -> Result<Report, String> {
@@ -169,4 +173,31 @@ fn buffered_io_without_host_memory_is_refused_by_key() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("host.memory"), "{e}");
+}
+
+#[test]
+fn dirty_data_older_than_dirty_expire_is_written_back() {
+    // 4 MiB dirtied (under the background threshold), then a reader runs
+    // on for 1 s of simulated time. With a 200 ms expiry and a 50 ms
+    // flusher period the drive is written back during the reader's run;
+    // with the default 30 s it stays dirty.
+    let job = "[w]\nrw=write\nbs=64k\ndirect=0\nsize=4m\n[r]\nstonewall\nrw=randread\nbs=4k\nrate_iops=2000\ntime_based\nruntime=1s\n";
+    let dev = drive(
+        "256MiB",
+        "dirty_expire = \"200ms\"\ndirty_writeback_interval = \"50ms\"",
+    );
+    let r = run_on(dev, job).unwrap();
+    let pc = r.page_cache.unwrap();
+    assert_eq!(pc.written_back_bytes, 4 << 20, "{pc:?}");
+    assert_eq!(pc.dirty_at_end_bytes, 0, "{pc:?}");
+    let (_, pc) = run(job);
+    assert_eq!(pc.written_back_bytes, 0, "{pc:?}");
+    assert_eq!(pc.dirty_at_end_bytes, 4 << 20, "{pc:?}");
+    // A flusher period of zero is refused by key.
+    let text = drive_text("64MiB", "dirty_writeback_interval = \"0s\"");
+    let e = DeviceFile::from_toml_str(&text, "small")
+        .and_then(|f| f.resolve("small"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("host.dirty_writeback_interval"), "{e}");
 }

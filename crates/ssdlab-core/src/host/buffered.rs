@@ -72,6 +72,16 @@ pub(crate) struct Buffered {
     throttled: Vec<u32>,
     /// Per drive: `fsync`s waiting for writeback.
     fsync_wait: Vec<Vec<u32>>,
+    /// Per drive: since when it has had dirty pages (Linux's inode
+    /// `dirtied_when`), if it has.
+    dirtied_when: Vec<Option<Time>>,
+    /// Per drive: write back all its dirty pages (expired, like an fsync
+    /// without the Flush).
+    expired: Vec<bool>,
+    dirty_expire: Time,
+    pub(crate) wb_interval: Time,
+    /// A flusher wake-up is scheduled.
+    pub(crate) tick_pending: bool,
     /// The flusher thread's CPU (index into the host's CPUs).
     pub(crate) flusher_cpu: usize,
     /// Pages per request, readahead window, in pages.
@@ -114,6 +124,11 @@ impl Buffered {
             wb_queue: vec![None; drives],
             throttled: Vec::new(),
             fsync_wait: vec![Vec::new(); drives],
+            dirtied_when: vec![None; drives],
+            expired: vec![false; drives],
+            dirty_expire: cfg.dirty_expire,
+            wb_interval: cfg.dirty_writeback_interval,
+            tick_pending: false,
             flusher_cpu,
             max_request: (cfg.max_request.0 / unit_bytes).max(1),
             max_ra: cfg.readahead.0 / unit_bytes,
@@ -394,6 +409,14 @@ impl Host {
             let (new, ev) = b.cache.write(d, p);
             pages += new as u64 + ev;
         }
+        if b.dirtied_when[d as usize].is_none() {
+            b.dirtied_when[d as usize] = Some(t);
+        }
+        let wake = (!b.tick_pending).then(|| t + b.wb_interval);
+        if let Some(w) = wake {
+            b.tick_pending = true;
+            eq.at(w, Event::FlusherWake);
+        }
         let cost = b.page_time.times(pages) + self.copy_bw.transfer_time(n * self.unit_bytes);
         let (_, end) = self.cpus[cpu].reserve(t, cost);
         let over = b.cache.dirty_pages() + b.cache.writeback_pages() > b.dirty_limit;
@@ -423,7 +446,8 @@ impl Host {
         loop {
             let b = self.buffered.as_mut().expect("buffered");
             let di = d as usize;
-            let due = b.cache.dirty_pages() > b.dirty_bg || !b.fsync_wait[di].is_empty();
+            let due =
+                b.cache.dirty_pages() > b.dirty_bg || !b.fsync_wait[di].is_empty() || b.expired[di];
             if !due || b.wb_inflight[di] >= b.wb_depth || !b.cache.has_dirty(d) {
                 break;
             }
@@ -434,6 +458,10 @@ impl Host {
             b.write_requests += 1;
             let q = b.wb_queue[di].unwrap_or(0);
             let cpu = b.flusher_cpu;
+            // The flusher's own work per page (mark under writeback, build
+            // the request), as for a page added to the cache.
+            let cost = b.page_time.times(n);
+            let (_, at) = self.cpus[cpu].reserve(at, cost);
             self.send_block(d, q, cpu, Op::Write, first, n, at, eq, submit);
         }
         self.fsync_check(d, at, eq, submit);
@@ -445,6 +473,12 @@ impl Host {
         S: Drives,
     {
         let b = self.buffered.as_mut().expect("buffered");
+        if b.cache.dirty_pages_of(d) == 0 {
+            b.expired[d as usize] = false;
+            if b.cache.is_clean(d) {
+                b.dirtied_when[d as usize] = None;
+            }
+        }
         if b.fsync_wait[d as usize].is_empty() || !b.cache.is_clean(d) {
             return;
         }
@@ -603,6 +637,37 @@ impl Host {
             for d in 0..self.lpns.len() as u16 {
                 self.writeback(d, t, eq, submit);
             }
+        }
+    }
+
+    /// The flusher wakes (every `dirty_writeback_interval` while anything
+    /// is dirty): drives dirty for longer than `dirty_expire` write back all
+    /// their dirty pages.
+    pub(crate) fn flusher_wake<S>(&mut self, now: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: Drives,
+    {
+        let Some(b) = self.buffered.as_mut() else {
+            return;
+        };
+        b.tick_pending = false;
+        let mut any = false;
+        for d in 0..b.dirtied_when.len() {
+            if let Some(since) = b.dirtied_when[d] {
+                any = true;
+                if now.saturating_sub(since) >= b.dirty_expire {
+                    b.expired[d] = true;
+                }
+            }
+        }
+        for d in 0..self.lpns.len() as u16 {
+            self.writeback(d, now, eq, submit);
+        }
+        let b = self.buffered.as_mut().expect("buffered");
+        // Nothing dirty: the flusher sleeps until the next write.
+        if any && (self.outstanding > 0 || self.active > 0) {
+            b.tick_pending = true;
+            eq.at(now + b.wb_interval, Event::FlusherWake);
         }
     }
 

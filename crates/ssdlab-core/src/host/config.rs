@@ -34,6 +34,12 @@ fn d_dirty_bg() -> String {
 fn d_wb_depth() -> u32 {
     32
 }
+fn d_expire() -> String {
+    "30s".into()
+}
+fn d_wb_interval() -> String {
+    "5s".into()
+}
 fn d_zero_bytes() -> String {
     "0B".into()
 }
@@ -85,6 +91,14 @@ pub struct HostFile {
     /// Writeback requests in flight per drive.
     #[serde(default = "d_wb_depth")]
     pub writeback_depth: u32,
+    /// Age at which dirty data is written back whatever the thresholds
+    /// (Linux `vm.dirty_expire_centisecs`).
+    #[serde(default = "d_expire")]
+    pub dirty_expire: String,
+    /// How often the flusher looks for expired dirty data
+    /// (`vm.dirty_writeback_centisecs`).
+    #[serde(default = "d_wb_interval")]
+    pub dirty_writeback_interval: String,
 }
 
 impl Default for HostFile {
@@ -103,6 +117,8 @@ impl Default for HostFile {
             dirty_ratio: d_dirty(),
             dirty_background_ratio: d_dirty_bg(),
             writeback_depth: d_wb_depth(),
+            dirty_expire: d_expire(),
+            dirty_writeback_interval: d_wb_interval(),
         }
     }
 }
@@ -136,6 +152,10 @@ pub struct HostConfig {
     pub dirty_background_ratio: f64,
     /// Writeback requests in flight per drive.
     pub writeback_depth: u32,
+    /// Age at which dirty data is written back.
+    pub dirty_expire: Time,
+    /// Flusher wake-up period.
+    pub dirty_writeback_interval: Time,
 }
 
 impl HostConfig {
@@ -199,6 +219,17 @@ impl HostFile {
         if self.writeback_depth == 0 {
             c.push("host.writeback_depth", "must be at least 1");
         }
+        let dirty_expire = c.time("host.dirty_expire", &self.dirty_expire);
+        let interval = c.time(
+            "host.dirty_writeback_interval",
+            &self.dirty_writeback_interval,
+        );
+        if !c.has("host.dirty_writeback_interval") && interval < Time::us(1) {
+            c.push(
+                "host.dirty_writeback_interval",
+                "must be at least 1us (the flusher's wake-up period)",
+            );
+        }
         HostConfig {
             submit_overhead: c.time("host.submit_overhead", &self.submit_overhead),
             complete_overhead: c.time("host.complete_overhead", &self.complete_overhead),
@@ -213,6 +244,8 @@ impl HostFile {
             dirty_ratio: dirty,
             dirty_background_ratio: dirty_bg,
             writeback_depth: self.writeback_depth,
+            dirty_expire,
+            dirty_writeback_interval: interval,
         }
     }
 }

@@ -101,6 +101,11 @@ impl PageCache {
         self.dirty.iter().map(|s| s.len() as u64).sum::<u64>() + self.redirty.iter().sum::<u64>()
     }
 
+    /// Dirty pages of drive `d` (not under writeback, or dirtied again under it).
+    pub(crate) fn dirty_pages_of(&self, d: u16) -> u64 {
+        self.dirty[d as usize].len() as u64 + self.redirty[d as usize]
+    }
+
     /// Pages under writeback on all drives.
     pub(crate) fn writeback_pages(&self) -> u64 {
         self.writeback.iter().sum()

@@ -394,6 +394,10 @@ impl System {
                     self.host.failure = Some(e);
                 }
             }
+            Event::FlusherWake => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.flusher_wake(now, &mut self.q, &mut submit)
+            }
             Event::AppDone { app } => {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);
                 self.host.app_done(now, app, &mut self.q, &mut submit)
