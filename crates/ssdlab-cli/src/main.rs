@@ -661,10 +661,28 @@ fn show_system(s: &ssdlab_core::system::config::SystemConfig) -> String {
         s.root_ports,
         if s.root_ports == 1 { "" } else { "s" }
     );
+    let h = &s.host;
+    let memory = if h.memory.0 == 0 {
+        "no memory modelled (direct I/O only)".to_string()
+    } else {
+        format!(
+            "{} memory ({:.0}% page cache), {} at {:.2} GHz, copy {}, {} cycles per page",
+            h.memory,
+            h.page_cache_share * 100.0,
+            match h.cores {
+                0 => "a core per thread".to_string(),
+                1 => "1 core".to_string(),
+                n => format!("{n} cores"),
+            },
+            h.clock_hz / 1e9,
+            h.copy_bandwidth,
+            h.page_cycles
+        )
+    };
     let _ = writeln!(
         o,
-        "host: submit {} / complete {} per I/O",
-        s.host.submit_overhead, s.host.complete_overhead
+        "host: submit {} / complete {} per I/O; {memory}",
+        h.submit_overhead, h.complete_overhead
     );
     for sw in &s.switches {
         let l = Link::new(&sw.uplink);
