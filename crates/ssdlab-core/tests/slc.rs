@@ -282,3 +282,49 @@ fn consumer_validation_checks_hold_their_tolerances() {
     // The cliff itself: after the cache, well under half the in-cache rate.
     assert!(checks[1].simulated < 0.5 * checks[0].simulated);
 }
+
+/// SLC-mode programs cost program energy in proportion to their array
+/// time: with every NAND energy but programming set to zero, the same
+/// sequential write costs `t_prog_slc_unit / t_prog_one_shot` as much in
+/// SLC as written natively (3 x 150 us against 1 ms: 0.45).
+#[test]
+fn slc_program_energy_follows_its_array_time() {
+    let power = "[power]\nnand_read_energy = \"0J\"\nnand_erase_energy = \"0J\"\nnand_bus_energy_per_byte = \"0J\"\nnand_idle_power = \"0W\"\nnand_program_energy = \"10uJ\"\n";
+    let nand_energy = |slc: bool| {
+        let mut text = slc_text(if slc { "slc_static = \"24MiB\"" } else { "" });
+        text.push_str(power);
+        let dev = ssdlab_core::config::DeviceFile::from_toml_str(&text, "p")
+            .and_then(|f| f.resolve("p"))
+            .unwrap();
+        let w = ssdlab_core::workload::fio::parse_str(
+            "[w]\nrw=write\nbs=128k\niodepth=8\nsize=8m\nend_fsync=1\n",
+            "w.fio",
+        )
+        .unwrap();
+        let spec = ssdlab_core::RunSpec {
+            device: dev,
+            workload: w,
+            workload_name: "w.fio".into(),
+            seed: 1,
+            precondition: ssdlab_core::Precondition::Fresh,
+            sample_interval: None,
+            latency_histogram: false,
+            job_stats: false,
+        };
+        let (r, _) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
+        let p = r.power.expect("power report");
+        let nand = &p.components["nand"];
+        (nand.energy_j, r.slc.map_or(0, |s| s.slc_written_bytes))
+    };
+    let (e_slc, in_slc) = nand_energy(true);
+    let (e_native, in_native) = nand_energy(false);
+    // All 8 MiB through SLC, in whole 96 KiB program units (the flush pads
+    // the last one).
+    assert_eq!(in_slc, (8u64 << 20).div_ceil(96 << 10) * (96 << 10));
+    assert_eq!(in_native, 0);
+    let ratio = e_slc / e_native;
+    assert!(
+        (ratio - 0.45).abs() < 0.005,
+        "{e_slc} / {e_native} = {ratio}"
+    );
+}

@@ -143,16 +143,18 @@ impl Drive {
         }
         self.progs[pid as usize] = (lpns, gc);
         let a = self.geo.decode(first);
+        let slc = self.ftl.is_slc(first);
         let t = Txn {
             kind: OpKind::Write,
             die: self.geo.die_of_unit(u),
-            t_array: if self.ftl.is_slc(first) {
+            t_array: if slc {
                 self.timings.t_prog_slc_unit
             } else {
                 self.timings.program(self.geo.page_type(a.page))
             },
             bytes: spp as u64 * self.unit_bytes,
             owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
+            slc,
         };
         self.program_room -= 1;
         let d = self.index;
@@ -302,6 +304,7 @@ impl Drive {
                     | ((unit as u64) << 32)
                     | ((start as u64) << 16)
                     | (end - start) as u64,
+                slc: false,
             };
             let d = self.index;
             self.flash
@@ -316,6 +319,7 @@ impl Drive {
                 t_array: self.timings.t_erase,
                 bytes: 0,
                 owner: (TAG_ERASE << TAG_SHIFT) | unit as u64,
+                slc: false,
             };
             let d = self.index;
             self.flash

@@ -176,6 +176,7 @@ impl Drive {
                     .read_in(self.ftl.is_slc(Ppa(first)), self.geo.page_type(a.page)),
                 bytes: n as u64 * self.unit_bytes,
                 owner: (TAG_HREAD << TAG_SHIFT) | ((n as u64) << 32) | cmd as u64,
+                slc: false,
             };
             pending += 1;
             // One page read per plane touched; the bus carries only the slots asked for.

@@ -36,6 +36,9 @@ pub struct Txn {
     pub bytes: u64,
     /// Opaque owner token returned on completion.
     pub owner: u64,
+    /// A program into an SLC-mode block (counted apart: it costs less
+    /// array energy than a native program).
+    pub slc: bool,
 }
 
 /// Events the scheduler schedules for itself.
@@ -117,6 +120,8 @@ pub struct FlashStats {
     pub reads: u64,
     /// Program transactions completed.
     pub programs: u64,
+    /// Of which into SLC-mode blocks.
+    pub slc_programs: u64,
     /// Erase transactions completed.
     pub erases: u64,
     /// Program/erase suspensions.
@@ -541,7 +546,10 @@ impl FlashScheduler {
         self.dies[die as usize].load[kind_idx(t.kind)] -= 1;
         match t.kind {
             OpKind::Read => self.stats.reads += 1,
-            OpKind::Write => self.stats.programs += 1,
+            OpKind::Write => {
+                self.stats.programs += 1;
+                self.stats.slc_programs += t.slc as u64;
+            }
             OpKind::Erase => self.stats.erases += 1,
         }
         let ch = (die / self.dies_per_channel) as usize;
@@ -577,11 +585,12 @@ impl FlashScheduler {
 
     /// Programs and erases in their array phase at `t`, each counted by the
     /// fraction of its array time done (1 once its end has passed; counted
-    /// in `stats` once completed): (programs, erases). A kind that may be
-    /// suspended counts 0 until it completes (a suspended operation's
-    /// progress is not tracked), so the sum never decreases as `t` grows.
-    pub fn array_progress(&self, t: Time) -> (f64, f64) {
-        let mut p = (0.0, 0.0);
+    /// in `stats` once completed): (programs, erases, of the programs those
+    /// into SLC-mode blocks). A kind that may be suspended counts 0 until it
+    /// completes (a suspended operation's progress is not tracked), so the
+    /// sum never decreases as `t` grows.
+    pub fn array_progress(&self, t: Time) -> (f64, f64, f64) {
+        let mut p = (0.0, 0.0, 0.0);
         for d in &self.dies {
             let Some((tid, end)) = d.array else { continue };
             if end == Time::MAX {
@@ -605,7 +614,12 @@ impl FlashScheduler {
                 (t - start).as_secs_f64() / tx.t_array.as_secs_f64()
             };
             match tx.kind {
-                OpKind::Write => p.0 += f,
+                OpKind::Write => {
+                    p.0 += f;
+                    if tx.slc {
+                        p.2 += f;
+                    }
+                }
                 _ => p.1 += f,
             }
         }

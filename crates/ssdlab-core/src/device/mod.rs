@@ -620,17 +620,42 @@ impl Drive {
         }
     }
 
+    /// Energy of an SLC-mode program relative to a native program of the
+    /// same unit: the ratio of their array times (the mean native time
+    /// when it varies by page type). Zero without an SLC cache.
+    fn slc_program_weight(&self) -> f64 {
+        let tm = &self.timings;
+        let native = match tm.t_prog_one_shot {
+            Some(t) => t.as_secs_f64(),
+            None => {
+                tm.t_prog.iter().map(|t| t.as_secs_f64()).sum::<f64>()
+                    / tm.t_prog.len().max(1) as f64
+            }
+        };
+        if native > 0.0 {
+            tm.t_prog_slc_unit.as_secs_f64() / native
+        } else {
+            1.0
+        }
+    }
+
     fn activity(&self, t: Time, fabric: &Fabric) -> Activity {
         let f = &self.flash.stats;
         let g = &self.geo;
         let running = self.flash.array_progress(t);
+        // Program energy is charged per plane-page of a native program;
+        // an SLC-mode program of the same unit costs that in proportion to
+        // its array time (same array current, shorter busy time).
+        let ppu = (g.planes_per_unit * g.pages_per_program) as f64;
+        let slc_w = self.slc_program_weight();
         let mut a = Activity {
             dram_bytes: self.act.dram_bytes,
             nand_read_pages: self.act.nand_read_pages,
-            nand_program_pages: f.programs * (g.planes_per_unit * g.pages_per_program) as u64,
+            nand_program_pages: (f.programs - f.slc_programs)
+                * (g.planes_per_unit * g.pages_per_program) as u64,
             nand_erase_blocks: f.erases * g.planes_per_unit as u64,
-            nand_program_pages_running: running.0
-                * (g.planes_per_unit * g.pages_per_program) as f64,
+            nand_program_pages_running: (running.0 - running.2) * ppu
+                + (running.2 + f.slc_programs as f64) * ppu * slc_w,
             nand_erase_blocks_running: running.1 * g.planes_per_unit as f64,
             nand_bus_bytes: self.act.nand_bus_bytes
                 + f.programs * g.slots_per_program as u64 * self.unit_bytes,

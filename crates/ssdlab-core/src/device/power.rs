@@ -181,12 +181,14 @@ pub struct Activity {
     pub dram_bytes: u64,
     /// NAND page reads (plane-pages).
     pub nand_read_pages: u64,
-    /// NAND page programs (plane-pages).
+    /// NAND page programs (plane-pages of native programs).
     pub nand_program_pages: u64,
     /// NAND block erases (plane-blocks).
     pub nand_erase_blocks: u64,
     /// Plane-pages of programs in progress, by the fraction of their array
-    /// time done (their energy is spread over tPROG).
+    /// time done (their energy is spread over tPROG), plus the plane-pages
+    /// of SLC-mode programs (done or running) weighted by their array time
+    /// against a native program's: native plane-page equivalents.
     pub nand_program_pages_running: f64,
     /// Plane-blocks of erases in progress, likewise.
     pub nand_erase_blocks_running: f64,
