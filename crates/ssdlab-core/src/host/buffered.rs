@@ -43,7 +43,7 @@ pub(crate) struct AppIo {
 }
 
 /// A request the page cache sends to a drive.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Block {
     pub(crate) d: u16,
     pub(crate) op: Op,
@@ -53,6 +53,19 @@ pub(crate) struct Block {
     pub(crate) cpu: usize,
     /// Application I/Os waiting for it.
     pub(crate) waiters: Vec<u32>,
+}
+
+impl Block {
+    fn new(d: u16, op: Op, first: u64, n: u64, cpu: usize) -> Block {
+        Block {
+            d,
+            op,
+            first,
+            n,
+            cpu,
+            waiters: Vec::new(),
+        }
+    }
 }
 
 /// The page cache and the state of buffered I/O on the host.
@@ -357,14 +370,7 @@ impl Host {
         S: Drives,
     {
         let b = self.buffered.as_mut().expect("buffered");
-        let blk = b.new_block(Block {
-            d,
-            op: Op::Read,
-            first,
-            n,
-            cpu,
-            waiters: Vec::new(),
-        });
+        let blk = b.new_block(Block::new(d, Op::Read, first, n, cpu));
         b.read_requests += 1;
         let mut pages = 0;
         for p in first..first + n {
@@ -509,14 +515,7 @@ impl Host {
         S: Drives,
     {
         let b = self.buffered.as_mut().expect("buffered");
-        let blk = b.new_block(Block {
-            d,
-            op,
-            first,
-            n,
-            cpu,
-            waiters: Vec::new(),
-        });
+        let blk = b.new_block(Block::new(d, op, first, n, cpu));
         self.submit_block(blk, q, at, eq, submit);
         blk
     }
@@ -588,17 +587,7 @@ impl Host {
         self.free_cmds.push(cmd);
         let b = self.buffered.as_mut().expect("buffered");
         let blk = c.block;
-        let k = std::mem::replace(
-            &mut b.blocks[blk as usize],
-            Block {
-                d: 0,
-                op: Op::Read,
-                first: 0,
-                n: 0,
-                cpu: 0,
-                waiters: Vec::new(),
-            },
-        );
+        let k = std::mem::take(&mut b.blocks[blk as usize]);
         b.free_blocks.push(blk);
         let (_, t) = self.cpus[k.cpu].reserve(now, self.complete_overhead);
         let b = self.buffered.as_mut().expect("buffered");
