@@ -98,6 +98,9 @@ enum Cmd {
         /// Add throughput/latency time series sampled at this interval (e.g. "10ms") to the JSON report.
         #[arg(long)]
         sample_interval: Option<String>,
+        /// Keep what is written, so reads return it (fio's verify needs this): `on` (memory for drives up to 64 GiB, else a sparse temporary file), `memory`, or a file PATH (a sparse file kept after the run; a directory on a system of several drives).
+        #[arg(long, value_name = "on|memory|PATH")]
+        data_store: Option<String>,
     },
     /// Block traces: statistics.
     Trace {
@@ -361,7 +364,15 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             quiet,
             trace,
             sample_interval,
+            data_store,
         } => {
+            let data_store = data_store
+                .as_deref()
+                .map(|s| {
+                    ssdlab_core::device::store::StoreSpec::parse(s)
+                        .map_err(|e| format!("--data-store: {e}"))
+                })
+                .transpose()?;
             let system = match &system {
                 None => None,
                 Some(s) => {
@@ -415,6 +426,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                     .transpose()?,
                 latency_histogram: false,
                 job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
+                data_store,
             };
             let group = ssdlab_core::fio_output::group_reporting(&spec.workload);
             let (pb, t0) =
@@ -456,6 +468,16 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 RunFormat::Fio => ssdlab_core::fio_output::to_text(&report, &jobs, group),
             };
             emit(&text, &output)?;
+            if let Some(v) = report.verify.as_ref().filter(|v| v.failures > 0) {
+                // As fio: a failed verify is the run's failure.
+                eprintln!(
+                    "error: verify: {} of {} blocks failed (first: {})",
+                    v.failures,
+                    v.blocks,
+                    v.first_failures.first().map_or("", String::as_str)
+                );
+                return Ok(ExitCode::FAILURE);
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Trace {

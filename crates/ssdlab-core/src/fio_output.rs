@@ -125,6 +125,8 @@ pub struct JobStats {
     depth: [u64; 7],
     /// First measured submission and last measured completion (the job's runtime).
     span: Option<(Time, Time)>,
+    /// Blocks whose verify failed (fio then reports the job's error as EILSEQ).
+    pub verify_errors: u64,
 }
 
 impl JobStats {
@@ -136,6 +138,7 @@ impl JobStats {
             dirs: Default::default(),
             depth: [0; 7],
             span: None,
+            verify_errors: 0,
         }
     }
 
@@ -189,6 +192,7 @@ impl JobStats {
 
     /// Fold another job's statistics into this one (`group_reporting`).
     pub fn merge(&mut self, o: &JobStats) {
+        self.verify_errors += o.verify_errors;
         self.span = match (self.span, o.span) {
             (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
             (x, y) => x.or(y),
@@ -514,7 +518,8 @@ pub fn to_json(report: &Report, jobs: &[JobStats], group: bool, wall_clock_unix_
         out.push(json!({
             "jobname": j.name,
             "groupid": j.group(),
-            "error": 0,
+            // fio: a failed verify ends the job with EILSEQ (84).
+            "error": if j.verify_errors > 0 { 84 } else { 0 },
             "eta": 0,
             "elapsed": runtime_s.ceil() as u64,
             "job options": j.spec.as_ref().map(job_options).unwrap_or_else(|| json!({})),

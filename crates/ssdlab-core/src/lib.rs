@@ -58,6 +58,8 @@ pub struct RunSpec {
     pub latency_histogram: bool,
     /// Keep per-job statistics (for fio-compatible output).
     pub job_stats: bool,
+    /// Keep what is written (a functional data store on every drive), and where.
+    pub data_store: Option<device::store::StoreSpec>,
 }
 
 impl RunSpec {
@@ -72,6 +74,7 @@ impl RunSpec {
             sample_interval: None,
             latency_histogram: false,
             job_stats: false,
+            data_store: None,
         }
     }
 }
@@ -82,6 +85,11 @@ pub fn simulate_with_jobs(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Report, Option<Vec<fio_output::JobStats>>), SimError> {
+    system::check_data_store(
+        spec.data_store.as_ref(),
+        &spec.workload,
+        &spec.workload_name,
+    )?;
     let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
@@ -105,6 +113,11 @@ pub fn simulate_system(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<(Report, Option<Vec<fio_output::JobStats>>), SimError> {
+    system::check_data_store(
+        spec.data_store.as_ref(),
+        &spec.workload,
+        &spec.workload_name,
+    )?;
     let mut sys = System::from_config(
         system,
         &spec.workload,
@@ -125,6 +138,11 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<Report, SimError> {
+    system::check_data_store(
+        spec.data_store.as_ref(),
+        &spec.workload,
+        &spec.workload_name,
+    )?;
     let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
@@ -141,6 +159,11 @@ fn run_drive(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<Report, SimError> {
+    drive.set_data_store(
+        spec.data_store.as_ref(),
+        &spec.workload,
+        &spec.workload_name,
+    )?;
     if let Some(iv) = spec.sample_interval {
         if iv == units::Time::ZERO {
             return Err(SimError::Device("sample interval must be positive".into()));

@@ -231,6 +231,27 @@ pub struct Report {
     /// The host page cache, when a job did buffered I/O (`direct=0`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_cache: Option<crate::host::buffered::PageCacheReport>,
+    /// The functional data store, when the run kept data (`--data-store`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_store: Option<DataStoreReport>,
+    /// fio verify results, when a job verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::host::verify::VerifyReport>,
+}
+
+/// The functional data store of a run (all drives).
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct DataStoreReport {
+    /// `memory` or `file PATH` (of the first drive).
+    pub backing: String,
+    /// Bytes written into it (overwrites count again).
+    pub bytes_written: u64,
+    /// Bytes read out of it (by verifying reads).
+    pub bytes_read: u64,
+    /// Bytes trimmed.
+    pub bytes_trimmed: u64,
+    /// Memory (or sparse-file blocks) the data occupies at the end, bytes.
+    pub resident_bytes: u64,
 }
 
 /// One PCIe link of a system.
@@ -394,6 +415,22 @@ impl Report {
         };
         r.steadystate = h.steady_results();
         r.page_cache = h.page_cache_report();
+        if h.data {
+            let mut ds = DataStoreReport::default();
+            for (i, st) in d.drives.iter().filter_map(|x| x.store.as_ref()).enumerate() {
+                if i == 0 {
+                    ds.backing = st.backing_name();
+                }
+                ds.bytes_written += st.bytes_written;
+                ds.bytes_read += st.bytes_read;
+                ds.bytes_trimmed += st.bytes_trimmed;
+                ds.resident_bytes += st.resident_bytes();
+            }
+            r.data_store = Some(ds);
+        }
+        if h.queues.iter().any(|q| q.verify.is_some()) {
+            r.verify = Some(h.verify.clone());
+        }
         r
     }
 
@@ -546,6 +583,8 @@ impl Report {
             links: Vec::new(),
             steadystate: Vec::new(),
             page_cache: None,
+            data_store: None,
+            verify: None,
         }
         .with_power(d, i, start, end)
     }
@@ -728,6 +767,8 @@ impl Report {
             links,
             steadystate: Vec::new(),
             page_cache: None,
+            data_store: None,
+            verify: None,
         };
         // Power: each drive's ledger, plus the switches' constant draw.
         if per.iter().any(|p| p.power.is_some()) {
@@ -866,6 +907,30 @@ impl Report {
                 pc.throttled_writes,
                 pc.throttle_time_s
             );
+        }
+        if let Some(ds) = &self.data_store {
+            let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+            let _ = writeln!(
+                s,
+                "  data store: {}; {:.1} MiB written, {:.1} MiB read, {:.1} MiB trimmed; {:.1} MiB held",
+                ds.backing,
+                mib(ds.bytes_written),
+                mib(ds.bytes_read),
+                mib(ds.bytes_trimmed),
+                mib(ds.resident_bytes)
+            );
+        }
+        if let Some(v) = &self.verify {
+            let _ = writeln!(
+                s,
+                "  verify: {} blocks ({:.1} MiB) checked, {} failed",
+                v.blocks,
+                v.bytes as f64 / (1u64 << 20) as f64,
+                v.failures
+            );
+            for f in &v.first_failures {
+                let _ = writeln!(s, "    {f}");
+            }
         }
         for ss in &self.steadystate {
             match ss.attained_at_s {

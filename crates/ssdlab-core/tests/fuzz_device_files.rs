@@ -150,6 +150,7 @@ fn exercise_with(t: &toml::Table, job: &str) -> Result<(), String> {
             sample_interval: None,
             latency_histogram: false,
             job_stats: false,
+            data_store: None,
         };
         let t0 = Instant::now();
         let stop = || t0.elapsed() > Duration::from_secs(10);

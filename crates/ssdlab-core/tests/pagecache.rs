@@ -62,6 +62,7 @@ fn run_on(dev: Device, job: &str) -> Result<Report, String> {
         sample_interval: None,
         latency_histogram: false,
         job_stats: false,
+        data_store: None,
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false)
         .map(|(r, _)| r)

@@ -79,6 +79,7 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         sample_interval: None,
         latency_histogram: false,
         job_stats: false,
+        data_store: None,
     })
     .unwrap()
 }
@@ -284,6 +285,7 @@ fn workload_bigger_than_device_is_an_error() {
         sample_interval: None,
         latency_histogram: false,
         job_stats: false,
+        data_store: None,
     })
     .unwrap_err();
     let s = e.to_string();

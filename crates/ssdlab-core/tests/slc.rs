@@ -310,6 +310,7 @@ fn slc_program_energy_follows_its_array_time() {
             sample_interval: None,
             latency_histogram: false,
             job_stats: false,
+            data_store: None,
         };
         let (r, _) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
         let p = r.power.expect("power report");

@@ -26,6 +26,7 @@ pub mod ftl;
 pub mod nand;
 pub mod nvme;
 pub mod power;
+pub mod store;
 
 use crate::config::{logical_units, Backend, Device, OpKind};
 use crate::engine::{EventQueue, FifoServer};
@@ -211,6 +212,8 @@ pub struct Drive {
     unit_bytes: u64,
     /// Snapshot at the start of the measured window.
     pub ramp_snapshot: Snapshot,
+    /// What the drive holds, if the run keeps data (`--data-store`).
+    pub store: Option<store::DataStore>,
     ramdisk: bool,
     /// Power ledger, when the device has a `[power]` section.
     pub ledger: Option<Ledger>,
@@ -316,6 +319,7 @@ impl Drive {
             done_buf: Vec::new(),
             unit_bytes,
             ramp_snapshot: Snapshot::default(),
+            store: None,
             precondition_info: info,
             busy_cmds: 0,
             idle_since: Time::ZERO,

@@ -202,6 +202,12 @@ impl Host {
             h.next_target = (h.next_target + 1) % h.targets.len();
         }
         let cpu = h.cpu;
+        if self.data {
+            // The page cache holds what the application wrote; the data
+            // store keeps it from the write on (there is no power loss).
+            self.data_issue(q, d, io, None, submit);
+        }
+        let h = &mut self.queues[q as usize];
         if let Some(js) = self.job_stats.as_mut() {
             js[q as usize].submitted(h.outstanding);
         }
@@ -219,6 +225,9 @@ impl Host {
             issued: t,
             measured,
             block: NO_BLOCK,
+            lpn: io.lpn,
+            tag: super::verify::DataTag::None,
+            numberio: 0,
         };
         let Some(b) = self.buffered.as_mut() else {
             return;
@@ -554,6 +563,9 @@ impl Host {
             issued: ready,
             measured: false,
             block: blk,
+            lpn: first as u32,
+            tag: super::verify::DataTag::None,
+            numberio: 0,
         };
         let id = self.new_cmd(c);
         self.outstanding += 1;

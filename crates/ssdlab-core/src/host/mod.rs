@@ -13,6 +13,7 @@ pub(crate) mod pagecache;
 pub(crate) mod queue;
 pub mod steady;
 pub(crate) mod trace_feed;
+pub mod verify;
 
 use crate::config::{logical_units, Device, HostConfig};
 use crate::device::nvme::QueueClass;
@@ -53,6 +54,13 @@ pub(crate) trait Drives {
     fn hint(&mut self, d: u16, lpn: u32);
     /// Put `sub` on its drive's submission queue and ring the doorbell.
     fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission);
+    /// The data a write to drive `d` carries, at byte `offset` (the
+    /// functional data store; called only when the run keeps data).
+    fn write_data(&mut self, d: u16, offset: u64, data: &[u8]) -> Result<(), String>;
+    /// The data drive `d` holds at byte `offset`, into `buf`.
+    fn read_data(&mut self, d: u16, offset: u64, buf: &mut [u8]) -> Result<(), String>;
+    /// `len` bytes at `offset` of drive `d` are deallocated.
+    fn trim_data(&mut self, d: u16, offset: u64, len: u64) -> Result<(), String>;
 }
 
 /// What the host knows of one drive: the name jobs address it by, and its description.
@@ -141,6 +149,12 @@ pub(crate) struct HostCmd {
     /// The page cache's block request this command carries, or
     /// [`buffered::NO_BLOCK`] (an application's own command).
     block: u32,
+    /// First mapping unit (used by the data store and verify).
+    lpn: u32,
+    /// What the data store does with it when it completes.
+    tag: verify::DataTag,
+    /// The job's write number (a logged write, or the write a read checks).
+    numberio: u64,
 }
 
 /// The simulated host.
@@ -195,6 +209,85 @@ pub struct Host {
     pub(crate) lpns: Vec<u64>,
     /// One thread's copy rate (buffered I/O).
     copy_bw: crate::units::Bandwidth,
+    /// The run keeps data (a functional data store on every drive).
+    pub(crate) data: bool,
+    /// Verify results (with the data store and a verifying job).
+    pub verify: verify::VerifyReport,
+    /// Scratch buffer for data.
+    data_buf: Vec<u8>,
+}
+
+/// fio keeps a verifying job's writes in write order unless its offsets may
+/// repeat or overlap (`fio_offset_overlap_risk`), when it sorts them by
+/// offset and drops older overlapping ones. ssdlab's generator repeats or
+/// overlaps offsets without the random map, with several block sizes, and
+/// over several passes.
+fn verify_overlap_risk(job: &crate::workload::JobSpec) -> bool {
+    use crate::workload::Distribution;
+    let map = !job.rw.random
+        || (!job.norandommap
+            && job.blockalign.iter().all(Option::is_none)
+            && job
+                .random_distribution
+                .iter()
+                .all(|d| matches!(d, Distribution::Uniform)));
+    !map || job.block_sizes.is_some()
+        || job.loops > 1
+        || job.seq_skip != 0
+        || job.offset_repeat > 1
+        || job.locality.is_some()
+        || (job.rw.read_pct > 0 && job.rw.read_pct < 100)
+        || matches!((job.io_size, job.size), (Some(i), Some(s)) if i > s)
+        || (job.io_size.is_some() && job.size.is_none())
+}
+
+/// What ssdlab's verify does not cover yet, and intervals too short for
+/// their header.
+fn check_verify(
+    job: &crate::workload::JobSpec,
+    v: &crate::workload::VerifySpec,
+    file: &str,
+) -> Result<(), SimError> {
+    let no = |opt: &str, why: &str| {
+        Err(werr(
+            file,
+            Some(opt),
+            format!("job '{}': verify {why} is not supported yet", job.name),
+        ))
+    };
+    if job.time_based {
+        return no(
+            "time_based",
+            "with time_based (fio writes size bytes, verifies them, and repeats until the runtime)",
+        );
+    }
+    if job.trim != crate::workload::TrimMode::None {
+        return no("rw", "of a job that trims");
+    }
+    if job.read_iolog.is_some() {
+        return no("read_iolog", "of an iolog replay");
+    }
+    if !job.direct {
+        return no("direct", "with buffered I/O (direct=0: fio drops the page cache before verifying, which ssdlab does not model)");
+    }
+    let min = verify::min_interval(v.method) as u64;
+    let smallest = match &job.block_sizes {
+        Some(b) => b.iter().map(|x| x.min()).min().unwrap_or(job.bs),
+        None => job.bs,
+    };
+    let iv = v.interval.filter(|&i| i <= smallest).unwrap_or(smallest);
+    if iv < min {
+        return Err(werr(
+            file,
+            Some(if v.interval.is_some() { "verify_interval" } else { "bs" }),
+            format!(
+                "job '{}': verify={} needs at least {min} B per header (header and digest), but intervals are {iv} B",
+                job.name,
+                v.method.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
@@ -304,8 +397,23 @@ impl Host {
                         job.iodepth,
                     ),
                 };
-                hosts.push(HostQueue::new(gen, depth, ji, pacer));
+                let mut hq = HostQueue::new(gen, depth, ji, pacer);
+                hq.data_seed = js
+                    .wrapping_add(clone as u64)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                hq.buffer = job.buffer.clone();
+                if let Some(v) = &job.verify {
+                    hq.verify = Some(Box::new(verify::QueueVerify::new(
+                        v.clone(),
+                        verify_overlap_risk(job),
+                        job.rw.read_pct == 100,
+                    )));
+                }
+                hosts.push(hq);
                 queue_targets.push(targets.clone());
+            }
+            if let Some(v) = &job.verify {
+                check_verify(job, v, workload_file)?;
             }
             let mut waits: Vec<usize> = if job.stonewall {
                 (0..ji).collect()
@@ -591,6 +699,9 @@ impl Host {
             ramp_end,
             last_completion: Time::ZERO,
             steady: Vec::new(),
+            data: false,
+            verify: verify::VerifyReport::default(),
+            data_buf: Vec::new(),
         };
         h.steady_units(workload, workload_file)?;
         for q in 0..h.queues.len() {
@@ -814,6 +925,26 @@ impl Host {
                     return;
                 }
             }
+            if h.held.is_none() && h.verify.is_some() {
+                match self.verify_next(q, at) {
+                    VerifyNext::Gen => {}
+                    VerifyNext::Wait => return,
+                    VerifyNext::End => {
+                        let h = &mut self.queues[q as usize];
+                        if !h.done {
+                            h.done = true;
+                            self.active -= 1;
+                        }
+                        self.check_finished(q, at, eq, submit);
+                        return;
+                    }
+                    VerifyNext::Io(io) => {
+                        self.submit_io(q, at, io, eq, submit);
+                        continue;
+                    }
+                }
+            }
+            let h = &mut self.queues[q as usize];
             let (due, io) = match h.held.take() {
                 Some(x) => x,
                 None => {
@@ -829,11 +960,18 @@ impl Host {
                         },
                     };
                     let Some(io) = next else {
+                        if verify::begin(h, at) {
+                            continue;
+                        }
                         h.done = true;
                         self.active -= 1;
                         self.check_finished(q, at, eq, submit);
                         return;
                     };
+                    if verify::dry_run(h, io, self.unit_bytes) {
+                        // verify_only: the write is logged, not issued.
+                        continue;
+                    }
                     let due = match h.pacer.as_mut() {
                         Some(p) => p.due(io.op, io.nlpn as u64 * self.unit_bytes),
                         None => Time::ZERO,
@@ -966,10 +1104,29 @@ impl Host {
         S: Drives,
     {
         let h = &mut self.queues[q as usize];
-        let (d, sq) = h.targets[h.next_target];
-        if h.targets.len() > 1 {
-            h.next_target = (h.next_target + 1) % h.targets.len();
-        }
+        let read_back = h.read_back.take();
+        let (d, sq) = match read_back {
+            // A read-back goes to the drive the write went to.
+            Some((rd, _)) => h
+                .targets
+                .iter()
+                .copied()
+                .find(|t| t.0 == rd)
+                .unwrap_or(h.targets[0]),
+            None => {
+                let t = h.targets[h.next_target];
+                if h.targets.len() > 1 {
+                    h.next_target = (h.next_target + 1) % h.targets.len();
+                }
+                t
+            }
+        };
+        let (tag, numberio) = if self.data {
+            self.data_issue(q, d, io, read_back, submit)
+        } else {
+            (verify::DataTag::None, 0)
+        };
+        let h = &mut self.queues[q as usize];
         // Tell the drive what is coming first, so it can start fetching its
         // mapping entry while the host does its own part.
         submit.hint(d, io.lpn);
@@ -990,6 +1147,9 @@ impl Host {
             issued: ready,
             measured,
             block: buffered::NO_BLOCK,
+            lpn: io.lpn,
+            tag,
+            numberio,
         };
         let id = self.new_cmd(c);
         self.outstanding += 1;
@@ -1142,6 +1302,9 @@ impl Host {
     ) where
         S: Drives,
     {
+        if c.tag != verify::DataTag::None {
+            self.data_complete(&c, submit);
+        }
         let lat = end - c.submit;
         if c.op != Op::Flush {
             let h = &mut self.queues[c.q as usize];
@@ -1223,4 +1386,166 @@ impl Host {
         }
         self.check_finished(c.q, end, eq, submit);
     }
+
+    /// The data store's part of issuing `io` on queue `q` to drive `d`: a
+    /// write's data is generated and kept (and logged, if the job
+    /// verifies), a trim deallocates; returns the command's tag and write
+    /// number.
+    fn data_issue<S>(
+        &mut self,
+        q: u32,
+        d: u16,
+        io: Io,
+        read_back: Option<(u16, u64)>,
+        submit: &mut S,
+    ) -> (verify::DataTag, u64)
+    where
+        S: Drives,
+    {
+        let unit = self.unit_bytes;
+        let (off, len) = (io.lpn as u64 * unit, io.nlpn as u64 * unit);
+        let h = &mut self.queues[q as usize];
+        let r = match io.op {
+            Op::Write => {
+                let n = h.numberio;
+                h.numberio += 1;
+                let tag = match h.verify.as_mut() {
+                    Some(v) => {
+                        v.log_write(d, io, n, false);
+                        verify::DataTag::Logged
+                    }
+                    None => verify::DataTag::None,
+                };
+                let mut buf = std::mem::take(&mut self.data_buf);
+                buf.resize(len as usize, 0);
+                let h = &self.queues[q as usize];
+                verify::write_content(
+                    h.verify.as_ref().map(|v| &v.spec),
+                    &h.buffer,
+                    h.data_seed,
+                    q as u16,
+                    off,
+                    n,
+                    &mut buf,
+                );
+                let w = submit.write_data(d, off, &buf);
+                self.data_buf = buf;
+                if let Err(e) = w {
+                    self.failure = Some(SimError::Device(e));
+                }
+                return (tag, n);
+            }
+            Op::Trim => submit.trim_data(d, off, len),
+            Op::Read => {
+                return match read_back {
+                    Some((_, n)) => (verify::DataTag::ReadBack, n),
+                    None if h.verify.as_ref().is_some_and(|v| v.inline) => {
+                        (verify::DataTag::Inline, 0)
+                    }
+                    None => (verify::DataTag::None, 0),
+                }
+            }
+            Op::Flush => Ok(()),
+        };
+        if let Err(e) = r {
+            self.failure = Some(SimError::Device(e));
+        }
+        (verify::DataTag::None, 0)
+    }
+
+    /// The data store's part of command `c` completing: a logged write is
+    /// done; a verifying read checks what the drive returned.
+    fn data_complete<S>(&mut self, c: &HostCmd, submit: &mut S)
+    where
+        S: Drives,
+    {
+        let h = &mut self.queues[c.q as usize];
+        let Some(v) = h.verify.as_mut() else {
+            return;
+        };
+        if c.tag == verify::DataTag::Logged {
+            v.log.done(c.d, c.lpn, c.numberio);
+            return;
+        }
+        let unit = self.unit_bytes;
+        let (off, len) = (c.lpn as u64 * unit, c.nlpn as u64 * unit);
+        let mut buf = std::mem::take(&mut self.data_buf);
+        buf.resize(len as usize, 0);
+        if let Err(e) = submit.read_data(c.d, off, &mut buf) {
+            self.failure = Some(SimError::Device(e));
+        }
+        let expect = (c.tag == verify::DataTag::ReadBack).then_some(c.numberio);
+        let r = verify::check(&v.spec, off, expect, &buf);
+        self.data_buf = buf;
+        self.verify.blocks += 1;
+        self.verify.bytes += len;
+        if let Err(e) = r {
+            self.verify.failures += 1;
+            if let Some(js) = self.job_stats.as_mut() {
+                js[c.q as usize].verify_errors += 1;
+            }
+            if v.spec.fatal {
+                v.stop = true;
+            }
+            if self.verify.first_failures.len() < 10 {
+                self.verify.first_failures.push(e);
+            }
+        }
+    }
+
+    /// What a verifying queue does next (see [`VerifyNext`]).
+    fn verify_next(&mut self, q: u32, at: Time) -> VerifyNext {
+        let h = &mut self.queues[q as usize];
+        let past = matches!(&h.gen, Source::Job(g) if g.past_deadline(at));
+        let Some(v) = h.verify.as_mut() else {
+            return VerifyNext::Gen;
+        };
+        if v.stop {
+            return VerifyNext::End;
+        }
+        let take = match v.phase {
+            verify::Phase::Verify => {
+                if past {
+                    // fio ends the verify phase at the job's runtime too.
+                    return VerifyNext::End;
+                }
+                match v.log.pop() {
+                    Some(p) => p,
+                    None if v.log.len() == 0 => return VerifyNext::End,
+                    None => return VerifyNext::Wait,
+                }
+            }
+            verify::Phase::Run => {
+                if v.batch_left == 0 {
+                    return VerifyNext::Gen;
+                }
+                match v.log.pop() {
+                    Some(p) => {
+                        v.batch_left -= 1;
+                        p
+                    }
+                    // Nothing completed to verify yet: go on writing.
+                    None => return VerifyNext::Gen,
+                }
+            }
+        };
+        h.read_back = Some((take.d, take.numberio));
+        VerifyNext::Io(Io {
+            op: Op::Read,
+            lpn: take.lpn,
+            nlpn: take.nlpn,
+        })
+    }
+}
+
+/// What a verifying queue does next.
+enum VerifyNext {
+    /// The job's own next I/O.
+    Gen,
+    /// Read back a logged write.
+    Io(Io),
+    /// Wait for a write in flight to complete.
+    Wait,
+    /// The queue is done (verify phase over, or `verify_fatal`).
+    End,
 }

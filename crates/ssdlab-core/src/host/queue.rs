@@ -57,6 +57,16 @@ pub(crate) struct HostQueue {
     pub(crate) done_bytes: u64,
     /// The steady-state unit judging this queue, if any.
     pub(crate) steady: Option<u32>,
+    /// fio's verify state, if the job verifies.
+    pub(crate) verify: Option<Box<super::verify::QueueVerify>>,
+    /// Seed of the data this queue writes (with a data store).
+    pub(crate) data_seed: u64,
+    /// Writes issued (the job's write numbers, fio's `numberio`).
+    pub(crate) numberio: u64,
+    /// The next I/O reads back a logged write: its drive and write number.
+    pub(crate) read_back: Option<(u16, u64)>,
+    /// What its writes carry (with a data store, when it does not verify).
+    pub(crate) buffer: crate::workload::BufferFill,
 }
 
 impl HostQueue {
@@ -83,6 +93,11 @@ impl HostQueue {
             done_ios: 0,
             done_bytes: 0,
             steady: None,
+            verify: None,
+            data_seed: 0,
+            numberio: 0,
+            read_back: None,
+            buffer: crate::workload::BufferFill::Random,
         }
     }
 

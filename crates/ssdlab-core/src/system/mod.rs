@@ -230,6 +230,31 @@ impl System {
         Ok(s)
     }
 
+    /// Keep what is written (`spec`: where), or not (`None`): a functional
+    /// data store on every drive. Jobs that verify need one; without it
+    /// they are refused here, with how to turn it on.
+    pub fn set_data_store(
+        &mut self,
+        spec: Option<&crate::device::store::StoreSpec>,
+        workload: &Workload,
+        workload_file: &str,
+    ) -> Result<(), SimError> {
+        check_data_store(spec, workload, workload_file)?;
+        let Some(spec) = spec else {
+            return Ok(());
+        };
+        let several = self.drives.len() > 1;
+        for (d, name) in self.drives.iter_mut().zip(&self.names) {
+            let cap = d.dev.capacity_bytes();
+            d.store = Some(
+                crate::device::store::DataStore::open(spec, name, cap, several)
+                    .map_err(|e| SimError::Device(e.0))?,
+            );
+        }
+        self.host.data = true;
+        Ok(())
+    }
+
     /// Keep fio-style statistics per job clone (one per host queue).
     pub fn enable_job_stats(&mut self, w: &Workload) {
         self.host.enable_job_stats(w);
@@ -428,6 +453,27 @@ impl System {
     }
 }
 
+/// Jobs that verify need a data store: without one, an error that says how
+/// to turn it on (checked before anything is built).
+pub fn check_data_store(
+    spec: Option<&crate::device::store::StoreSpec>,
+    workload: &Workload,
+    workload_file: &str,
+) -> Result<(), SimError> {
+    if spec.is_some() {
+        return Ok(());
+    }
+    match workload.jobs.iter().find(|j| j.verify.is_some()) {
+        Some(j) => Err(SimError::Workload(WorkloadError {
+            file: workload_file.into(),
+            line: 0,
+            option: Some("verify".into()),
+            message: format!("job '{}': verify checks the data the drive returns, so the run must keep data: add --data-store on (memory for drives up to 64 GiB, else a sparse temporary file), --data-store memory, or --data-store PATH (Python: data_store=\"on\")", j.name),
+        })),
+        None => Ok(()),
+    }
+}
+
 /// How the host hands a command to the drive it names.
 struct Submitter<'a> {
     drives: &'a mut [Drive],
@@ -442,6 +488,27 @@ impl crate::host::Drives for Submitter<'_> {
     #[inline]
     fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission) {
         self.drives[sub.d as usize].submit(sub, eq, self.fabric)
+    }
+    fn write_data(&mut self, d: u16, offset: u64, data: &[u8]) -> Result<(), String> {
+        match self.drives[d as usize].store.as_mut() {
+            Some(s) => s.write(offset, data).map_err(|e| e.0),
+            None => Ok(()),
+        }
+    }
+    fn read_data(&mut self, d: u16, offset: u64, buf: &mut [u8]) -> Result<(), String> {
+        match self.drives[d as usize].store.as_mut() {
+            Some(s) => s.read(offset, buf).map_err(|e| e.0),
+            None => {
+                buf.fill(0);
+                Ok(())
+            }
+        }
+    }
+    fn trim_data(&mut self, d: u16, offset: u64, len: u64) -> Result<(), String> {
+        match self.drives[d as usize].store.as_mut() {
+            Some(s) => s.trim(offset, len).map_err(|e| e.0),
+            None => Ok(()),
+        }
     }
 }
 

@@ -181,6 +181,105 @@ pub struct JobSpec {
     /// fio's steady-state detection (`ss=`, `ss_dur=`, `ss_ramp=`): the job
     /// ends when its criterion holds over the window.
     pub steadystate: Option<SteadyState>,
+    /// fio's verify options, if `verify=` (or `verify_pattern=`) is set.
+    pub verify: Option<VerifySpec>,
+    /// What writes carry when the run keeps data (`--data-store`).
+    pub buffer: BufferFill,
+}
+
+/// fio's verify (`verify=`, `verify_pattern=`, `verify_interval=`,
+/// `do_verify=`, `verify_only=`, `verify_backlog=`, `verify_backlog_batch=`,
+/// `verify_fatal=`): each write carries a header and checksum (or a pattern)
+/// that reads check on the data the simulated drive returns. Needs the
+/// functional data store (`--data-store`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifySpec {
+    /// What is checked.
+    pub method: VerifyMethod,
+    /// Bytes per header (`verify_interval`; `None` = each write's size).
+    pub interval: Option<u64>,
+    /// `verify_pattern` bytes (the data after the header, or the whole
+    /// block with `verify=pattern`).
+    pub pattern: Option<Vec<u8>>,
+    /// Verify what a write job wrote once it is done (`do_verify`; default on).
+    pub do_verify: bool,
+    /// Write nothing; verify what an earlier run wrote (`verify_only`).
+    pub verify_only: bool,
+    /// Verify after every this many written blocks (`verify_backlog`; 0 = at the end).
+    pub backlog: u64,
+    /// Blocks verified each time (`verify_backlog_batch`; 0 = `backlog`).
+    pub batch: u64,
+    /// Stop the job at the first failure (`verify_fatal`).
+    pub fatal: bool,
+}
+
+/// fio's verify methods (`verify=`): a checksum of the block stored in its
+/// header, the header alone (`meta`), or a pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum VerifyMethod {
+    Md5,
+    Crc64,
+    Crc32,
+    Crc32c,
+    Crc16,
+    Crc7,
+    Sha1,
+    Sha256,
+    Sha512,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    Xxhash,
+    /// Header only (offset, write number, header checksum).
+    Meta,
+    /// The pattern alone, no header (`verify=pattern`).
+    Pattern,
+    /// The pattern after a header (`verify=pattern_hdr`).
+    PatternHdr,
+    /// Pretend to verify (`verify=null`): reads are issued, nothing is checked.
+    Null,
+}
+
+impl VerifyMethod {
+    /// fio's name for it.
+    pub fn name(self) -> &'static str {
+        use VerifyMethod::*;
+        match self {
+            Md5 => "md5",
+            Crc64 => "crc64",
+            Crc32 => "crc32",
+            Crc32c => "crc32c",
+            Crc16 => "crc16",
+            Crc7 => "crc7",
+            Sha1 => "sha1",
+            Sha256 => "sha256",
+            Sha512 => "sha512",
+            Sha3_224 => "sha3-224",
+            Sha3_256 => "sha3-256",
+            Sha3_384 => "sha3-384",
+            Sha3_512 => "sha3-512",
+            Xxhash => "xxhash",
+            Meta => "meta",
+            Pattern => "pattern",
+            PatternHdr => "pattern_hdr",
+            Null => "null",
+        }
+    }
+}
+
+/// What a job's writes carry when the run keeps data (`--data-store`) and
+/// the job does not verify: fio's default random bytes, `zero_buffers`, or
+/// `buffer_pattern`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BufferFill {
+    /// Pseudo-random bytes (fio's default), from the job's seed.
+    Random,
+    /// Zeros (`zero_buffers`).
+    Zero,
+    /// A repeated pattern (`buffer_pattern`).
+    Pattern(Vec<u8>),
 }
 
 /// fio's steady-state criterion (`steadystate=`/`ss=` with
@@ -365,6 +464,8 @@ impl Default for JobSpec {
             exitall: false,
             filename: None,
             steadystate: None,
+            verify: None,
+            buffer: BufferFill::Random,
         }
     }
 }

@@ -219,6 +219,58 @@ impl Jobs {
                 }
             }
         }
+        {
+            use crate::workload::{VerifyMethod, VerifySpec};
+            let vo = &s.verify;
+            // fio: verify_pattern without verify= means verify=pattern_hdr.
+            let method = match &vo.method {
+                Some((m, _)) => *m,
+                None if vo.pattern.is_some() => Some(VerifyMethod::PatternHdr),
+                None => None,
+            };
+            match method {
+                Some(m) => {
+                    if matches!(m, VerifyMethod::Pattern | VerifyMethod::PatternHdr)
+                        && vo.pattern.is_none()
+                    {
+                        let at = vo.method.as_ref().map(|(_, at)| at.clone());
+                        let msg = format!(
+                            "job '{}': verify={} checks a pattern: give it with verify_pattern= (e.g. verify_pattern=0xdeadbeef)",
+                            spec.name,
+                            m.name()
+                        );
+                        return Err(match at {
+                            Some(at) => at.err(msg),
+                            None => crate::workload::WorkloadError {
+                                file: String::new(),
+                                line: 0,
+                                option: Some("verify".into()),
+                                message: msg,
+                            },
+                        });
+                    }
+                    spec.verify = Some(VerifySpec {
+                        method: m,
+                        interval: vo.interval,
+                        pattern: vo.pattern.clone(),
+                        do_verify: vo.do_verify,
+                        verify_only: vo.verify_only,
+                        backlog: vo.backlog,
+                        batch: vo.batch,
+                        fatal: vo.fatal,
+                    });
+                }
+                None => {
+                    for k in &vo.given {
+                        ignore(
+                            &mut self.workload.ignored,
+                            k,
+                            "no verify is set, so (as in fio) it has no effect",
+                        );
+                    }
+                }
+            }
+        }
         if let (Some(_), Some(at)) = (&spec.wait_for, s.wait_for_at) {
             self.waits.push((self.workload.jobs.len(), at));
         }

@@ -10,7 +10,7 @@ use super::values::{
 };
 use crate::units::Time;
 use crate::workload::trace::{TraceFilter, TraceFormat};
-use crate::workload::{Distribution, IgnoredOption, JobSpec, RateProcess, Sequencer};
+use crate::workload::{Distribution, IgnoredOption, JobSpec, RateProcess, Sequencer, VerifyMethod};
 use std::path::PathBuf;
 
 /// Options that are parsed and applied to [`JobSpec`] (aliases included).
@@ -26,7 +26,9 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      replay_time_scale, loops, startdelay, exitall, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
      ssdlab_trace_speed, ssdlab_trace_device, ssdlab_trace_start, ssdlab_trace_end, \
      ssdlab_trace_remap), ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
-     ssdlab_hot_access, ssdlab_lru_reuse, ssdlab_lru_mean";
+     ssdlab_hot_access, ssdlab_lru_reuse, ssdlab_lru_mean, verify, verify_pattern, \
+     verify_interval, do_verify, verify_only, verify_backlog, verify_backlog_batch, verify_fatal, \
+     buffer_pattern, zero_buffers";
 
 /// Supported options that take a value (`kb_base` is handled before the others).
 const VALUED: &[&str] = &[
@@ -91,6 +93,12 @@ const VALUED: &[&str] = &[
     "ssdlab_trace_start",
     "ssdlab_trace_end",
     "ssdlab_trace_remap",
+    "verify",
+    "verify_pattern",
+    "verify_interval",
+    "verify_backlog",
+    "verify_backlog_batch",
+    "buffer_pattern",
 ];
 
 /// Trim-direction values of the per-direction options other than `bs`,
@@ -152,6 +160,111 @@ pub(super) struct Settings {
     pub(super) ss_dur: Option<(u32, Loc)>,
     /// `steadystate_ramp_time=`/`ss_ramp=`.
     pub(super) ss_ramp: Time,
+    /// fio's verify options as given.
+    pub(super) verify: VerifyOptions,
+}
+
+/// fio's verify options as given (built into a [`crate::workload::VerifySpec`]
+/// when the job is finished).
+#[derive(Debug, Clone)]
+pub(super) struct VerifyOptions {
+    /// `verify=`: a method, or `Some(None)` for `verify=0`; and where.
+    pub(super) method: Option<(Option<VerifyMethod>, Loc)>,
+    pub(super) pattern: Option<Vec<u8>>,
+    pub(super) interval: Option<u64>,
+    pub(super) do_verify: bool,
+    pub(super) verify_only: bool,
+    pub(super) backlog: u64,
+    pub(super) batch: u64,
+    pub(super) fatal: bool,
+    /// The verify sub-options given (listed as ignored without `verify`).
+    pub(super) given: Vec<String>,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            method: None,
+            pattern: None,
+            interval: None,
+            do_verify: true,
+            verify_only: false,
+            backlog: 0,
+            batch: 0,
+            fatal: false,
+            given: Vec::new(),
+        }
+    }
+}
+
+/// fio's pattern syntax for `verify_pattern` / `buffer_pattern`: hex
+/// (`0xdeadbeef`, bytes in the order written) and quoted strings
+/// (`"abc"`, `'abc'`), concatenated.
+fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = v.trim();
+    while !rest.is_empty() {
+        if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let n = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());
+            let digits = &h[..n];
+            if digits.is_empty() {
+                return Err(format!("'{v}': '0x' needs hex digits"));
+            }
+            let padded = if digits.len() % 2 == 1 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string())?);
+            }
+            rest = h[n..].trim_start();
+        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+            let body = &rest[1..];
+            let end = body
+                .find(q)
+                .ok_or_else(|| format!("'{v}': a quoted string is not closed"))?;
+            out.extend_from_slice(&body.as_bytes()[..end]);
+            rest = body[end + 1..].trim_start();
+        } else {
+            return Err(format!(
+                "'{v}': give the pattern as hex (0xdeadbeef) or quoted strings (\"abc\"), \
+                 concatenated; decimal numbers and %o formats are not supported yet"
+            ));
+        }
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+    }
+    if out.is_empty() {
+        return Err(format!("'{v}': the pattern is empty"));
+    }
+    Ok(out)
+}
+
+/// `verify=`: fio's method names.
+fn parse_verify_method(v: &str) -> Result<Option<VerifyMethod>, String> {
+    use VerifyMethod::*;
+    Ok(Some(match v {
+        "0" | "none" => return Ok(None),
+        "md5" => Md5,
+        "crc64" => Crc64,
+        "crc32" => Crc32,
+        "crc32c" | "crc32c-intel" => Crc32c,
+        "crc16" => Crc16,
+        "crc7" => Crc7,
+        "sha1" => Sha1,
+        "sha256" => Sha256,
+        "sha512" => Sha512,
+        "sha3-224" => Sha3_224,
+        "sha3-256" => Sha3_256,
+        "sha3-384" => Sha3_384,
+        "sha3-512" => Sha3_512,
+        "xxhash" => Xxhash,
+        "meta" => Meta,
+        "pattern" => Pattern,
+        "pattern_hdr" => PatternHdr,
+        "null" => Null,
+        o => return Err(format!("'{o}' is not a verify method (expected md5, crc64, crc32, crc32c, crc32c-intel, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, pattern_hdr, null or 0)")),
+    }))
 }
 
 /// `ssdlab_trace=FILE` and `ssdlab_trace_*` (ssdlab options fio ignores):
@@ -198,6 +311,7 @@ impl Default for Settings {
             ss: None,
             ss_dur: None,
             ss_ramp: Time::ZERO,
+            verify: VerifyOptions::default(),
         }
     }
 }
@@ -281,6 +395,37 @@ pub(super) fn apply(section: &mut Section, at: &Loc, value: Option<&str>) -> Res
         "new_group" => s.new_group = parse_flag(value)?,
         "end_fsync" => s.end_fsync = parse_flag(value)?,
         "direct" => s.spec.direct = parse_flag(value)?,
+        "do_verify" | "verify_only" | "verify_fatal" => {
+            let f = parse_flag(value)?;
+            match key {
+                "do_verify" => s.verify.do_verify = f,
+                "verify_only" => s.verify.verify_only = f,
+                _ => s.verify.fatal = f,
+            }
+            s.verify.given.push(key.to_string());
+        }
+        "zero_buffers" => {
+            if parse_flag(value)? {
+                s.spec.buffer = crate::workload::BufferFill::Zero;
+            }
+        }
+        "verify_offset"
+        | "verify_pattern_interval"
+        | "verify_state_save"
+        | "verify_state_load"
+        | "verify_header_seed"
+        | "verify_write_sequence"
+        | "experimental_verify"
+        | "trim_verify_zero"
+        | "trim_percentage"
+        | "trim_backlog"
+        | "trim_backlog_batch" => {
+            return Err(format!(
+                "{key} is not supported yet (ssdlab's verify covers verify, verify_pattern, \
+                 verify_interval, do_verify, verify_only, verify_backlog, verify_backlog_batch \
+                 and verify_fatal)"
+            ))
+        }
         "buffered" => s.spec.direct = !parse_flag(value)?,
         "exitall" => s.spec.exitall = parse_flag(value)?,
         "fsync_on_close" => s.fsync_on_close = parse_flag(value)?,
@@ -546,6 +691,29 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
             st.ss_dur = (s > 0).then(|| (s, at.clone()));
         }
         "steadystate_ramp_time" | "ss_ramp" => st.ss_ramp = parse_time(v)?,
+        "verify" => st.verify.method = Some((parse_verify_method(v)?, at.clone())),
+        "verify_pattern" => {
+            st.verify.pattern = Some(parse_pattern(v)?);
+            st.verify.given.push(key.to_string());
+        }
+        "buffer_pattern" => spec.buffer = crate::workload::BufferFill::Pattern(parse_pattern(v)?),
+        "verify_interval" => {
+            let n = parse_size(v, kb)?;
+            if n == 0 {
+                return Err("must be at least 1 byte".into());
+            }
+            st.verify.interval = Some(n);
+            st.verify.given.push(key.to_string());
+        }
+        "verify_backlog" | "verify_backlog_batch" => {
+            let n = parse_int(v, kb)?;
+            if key == "verify_backlog" {
+                st.verify.backlog = n;
+            } else {
+                st.verify.batch = n;
+            }
+            st.verify.given.push(key.to_string());
+        }
         "read_iolog" => {
             if v == "-" {
                 return Err(
@@ -761,15 +929,17 @@ pub(super) fn ignored_reason(key: &str) -> Option<&'static str> {
         | "lockfile"
         | "fadvise_hint"
         | "fadvise_stream" => "the simulated drive is the target (no files)",
-        "refill_buffers"
-        | "scramble_buffers"
-        | "zero_buffers"
-        | "buffer_pattern"
-        | "buffer_compress_percentage"
-        | "buffer_compress_chunk"
-        | "dedupe_percentage" => {
-            "data content is not modelled (the drive model has no compression or deduplication)"
+        "refill_buffers" | "scramble_buffers" => {
+            "with a data store (--data-store) writes carry fresh pseudo-random data each time already"
         }
+        "buffer_compress_percentage" | "buffer_compress_chunk" | "dedupe_percentage" => {
+            "the drive model has no compression or deduplication, so compressibility changes nothing"
+        }
+        "verify_async" | "verify_async_cpus" => {
+            "the host's CPU time for checking is not modelled, so async and inline verify are the same"
+        }
+        "verify_dump" => "a failed block is reported, not dumped to a file",
+        "verifysort" | "verifysort_nr" => "obsolete in fio; ignored there too",
         "iomem" | "mem" | "iomem_align" | "mem_align" | "hugepage_size" | "lockmem" => {
             "host I/O buffers are not modelled"
         }
@@ -1035,9 +1205,9 @@ group_reporting
     #[test]
     fn unsupported_option_is_an_error() {
         let e = assert_err(
-            "[global]\nbs=4k\n\n[j]\nrw=randread\nverify=md5\n",
+            "[global]\nbs=4k\n\n[j]\nrw=randread\nmysterious=1\n",
             6,
-            Some("verify"),
+            Some("mysterious"),
             "not supported by ssdlab yet",
         );
         assert!(

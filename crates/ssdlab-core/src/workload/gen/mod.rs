@@ -182,6 +182,12 @@ impl JobGen {
             || self.deadline.is_some_and(|d| now >= d)
     }
 
+    /// The job's runtime is over at `now` (fio's `runtime_exceeded`).
+    #[inline]
+    pub fn past_deadline(&self, now: Time) -> bool {
+        self.deadline.is_some_and(|d| now >= d)
+    }
+
     /// The next I/O would be the final flush (`end_fsync`): as fio does, the
     /// host first waits for the job's I/Os in flight to complete.
     #[inline]
