@@ -29,7 +29,7 @@ from . import _core
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
-from .result import Direction, FlashOps, Gc, Latency, PageCache, Result, Slc, Utilisation
+from .result import DataStore, Direction, FlashOps, Gc, Latency, PageCache, Result, Slc, Utilisation, Verify
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -46,6 +46,8 @@ __all__ = [
     "Latency",
     "Gc",
     "PageCache",
+    "DataStore",
+    "Verify",
     "Slc",
     "FlashOps",
     "Utilisation",

@@ -122,6 +122,30 @@ class PageCache:
 
 
 @dataclass(frozen=True)
+class DataStore:
+    """The functional data store of a run with ``data_store=``: where it
+    lives, bytes written, read (by verifying reads) and trimmed, and what it
+    holds at the end."""
+
+    backing: str = ""
+    bytes_written: int = 0
+    bytes_read: int = 0
+    bytes_trimmed: int = 0
+    resident_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Verify:
+    """fio verify results: blocks and bytes checked, blocks that failed,
+    and the first failures as fio prints them (a failure is a bug)."""
+
+    blocks: int = 0
+    bytes: int = 0
+    failures: int = 0
+    first_failures: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FlashOps:
     """Flash operation counts in the measured window."""
 
@@ -201,6 +225,14 @@ class Result:
         #: The host page cache (:class:`PageCache`) when a job did buffered
         #: I/O (``direct=0``), else None.
         self.page_cache: Optional[PageCache] = _pick(PageCache, r["page_cache"]) if r.get("page_cache") else None
+        #: The functional data store (:class:`DataStore`) of a run with
+        #: ``data_store=``, else None.
+        self.data_store: Optional[DataStore] = _pick(DataStore, r["data_store"]) if r.get("data_store") else None
+        #: fio verify results (:class:`Verify`) when a job verified, else None.
+        self.verify: Optional[Verify] = (
+            Verify(**{**r["verify"], "first_failures": tuple(r["verify"].get("first_failures", []))})
+            if r.get("verify") else None
+        )
         self.flash: FlashOps = _pick(FlashOps, r.get("flash", {}))
         self.utilisation: Utilisation = _pick(Utilisation, r.get("utilisation", {}))
         self.ignored_options: List[Tuple[str, str]] = [

@@ -71,6 +71,7 @@ def run(
     latency_histogram: bool = True,
     progress: Union[bool, ProgressFn] = False,
     stop: Optional["_core.StopFlag"] = None,
+    data_store: Optional[str] = None,
 ) -> Result:
     """Simulate ``workload`` on ``device`` (one drive, or a :class:`System`
     of several) and return the :class:`Result`.
@@ -94,6 +95,10 @@ def run(
         ``f(fraction_or_None, ios_done, simulated_seconds)``.
     :param stop: a :class:`StopFlag`; setting it from another thread stops the
         run with :class:`ssdlab.RunStopped`.
+    :param data_store: keep what is written so reads return it (fio's
+        ``verify`` needs it): ``"on"`` (memory for drives up to 64 GiB, else a
+        sparse temporary file), ``"memory"``, or a file path (a sparse file
+        kept after the run). ``None`` (default): timing only.
 
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.
@@ -132,6 +137,7 @@ def run(
             latency_histogram=latency_histogram,
             progress=cb,
             stop=stop,
+            data_store=data_store,
         )
     finally:
         if bar is not None:

@@ -352,3 +352,21 @@ def test_buffered_io_through_the_page_cache_from_python():
     with pytest.raises(ssdlab.WorkloadError) as e:
         ssdlab.run(Device.preset("pm9a3-960g"), Job.from_fio_text("[r]\nrw=read\ndirect=0\nnumber_ios=10\n"))
     assert "host.memory" in str(e.value)
+
+
+def test_verify_on_the_data_store_from_python():
+    # A write job with fio's verify reads back every block it wrote and
+    # checks its header and checksum on the data the simulated drive kept.
+    job = Job(rw="randwrite", bs="4k", iodepth=8, size="4m", verify="crc32c")
+    r = ssdlab.run(Device.preset("pm9a3-960g"), job, precondition="fresh", data_store="memory")
+    assert isinstance(r.verify, ssdlab.Verify)
+    assert (r.verify.blocks, r.verify.failures) == (1024, 0)
+    assert r.read.ios == 1024
+    assert isinstance(r.data_store, ssdlab.DataStore)
+    assert r.data_store.backing == "memory" and r.data_store.bytes_written == 4 << 20
+    # Without a store, verify is refused with how to turn it on.
+    with pytest.raises(WorkloadError) as e:
+        ssdlab.run(Device.preset("pm9a3-960g"), job, precondition="fresh")
+    assert "data_store" in str(e.value)
+    with pytest.raises(ValueError):
+        ssdlab.run(Device.preset("pm9a3-960g"), job, data_store="")

@@ -459,3 +459,48 @@ fn set_on_a_system_edits_the_system_or_its_drives() {
         "{err}"
     );
 }
+
+#[test]
+fn verify_needs_the_data_store_and_a_failure_exits_1() {
+    let dev = tmp("verify-small.toml", SMALL_DEVICE);
+    let job = tmp(
+        "verify.fio",
+        "[w]\nrw=write\nbs=4k\nsize=256k\nverify=crc32c\n\
+         [r]\nstonewall\nrw=read\nbs=4k\noffset=1m\nsize=16k\nverify=crc32c\n",
+    );
+    // Without a store: refused before anything runs, saying how to turn it on.
+    let (code, _, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--precondition",
+        "fresh",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--data-store on"), "{err}");
+    // With one: the write job's read-back passes; the read-only job reads
+    // blocks nobody wrote, fails as fio does, and the run exits 1.
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--precondition",
+        "fresh",
+        "--data-store",
+        "memory",
+        "--quiet",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("verify: 68 blocks (0.3 MiB) checked, 4 failed"),
+        "{out}"
+    );
+    assert!(err.contains("bad magic header 0"), "{err}");
+    let (code, _, err) = ssdlab(&["run", "--device", &dev, "--job", &job, "--data-store", ""]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--data-store"), "{err}");
+}

@@ -578,7 +578,8 @@ enum Stop {
 /// raises stops the run and propagates.
 #[pyfunction]
 #[pyo3(signature = (device, workload, seed = ssdlab_core::DEFAULT_SEED, precondition = "fill",
-    sample_interval = None, latency_histogram = false, progress = None, stop = None))]
+    sample_interval = None, latency_histogram = false, progress = None, stop = None,
+    data_store = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -590,7 +591,14 @@ fn run(
     latency_histogram: bool,
     progress: Option<Py<PyAny>>,
     stop: Option<Bound<'_, StopFlag>>,
+    data_store: Option<&str>,
 ) -> PyResult<(String, f64)> {
+    let store = data_store
+        .map(|s| {
+            ssdlab_core::device::store::StoreSpec::parse(s)
+                .map_err(|e| PyValueError::new_err(format!("data_store: {e}")))
+        })
+        .transpose()?;
     let pre = Precondition::parse(precondition).ok_or_else(|| {
         PyValueError::new_err(format!(
             "precondition '{precondition}': expected 'fresh', 'fill' or 'steady'"
@@ -629,6 +637,7 @@ fn run(
         spec.precondition = pre;
         spec.sample_interval = interval;
         spec.latency_histogram = latency_histogram;
+        spec.data_store = store;
         let stopped: RefCell<Option<Stop>> = RefCell::new(None);
         let stop_cb = || {
             if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {

@@ -61,25 +61,24 @@ pub(crate) fn min_interval(m: VerifyMethod) -> usize {
     }
 }
 
+// CRC tables built at compile time (slice-by-16: about 4-8 GB/s a core).
+type Crc<W> = crc::Crc<W, crc::Table<16>>;
+static CRC64: Crc<u64> = Crc::<u64>::new(&crc::CRC_64_ECMA_182);
+static CRC32: Crc<u32> = Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+static CRC32C: Crc<u32> = Crc::<u32>::new(&crc::CRC_32_ISCSI);
+static CRC16: Crc<u16> = Crc::<u16>::new(&crc::CRC_16_ARC);
+static CRC7: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_7_MMC);
+
 fn digest(m: VerifyMethod, data: &[u8], out: &mut [u8]) {
-    use crc::{Crc, CRC_16_ARC, CRC_32_ISO_HDLC, CRC_64_ECMA_182, CRC_7_MMC};
     use md5::Digest as _;
     use VerifyMethod::*;
     match m {
         Md5 => out.copy_from_slice(&md5::Md5::digest(data)),
-        Crc64 => out.copy_from_slice(
-            &Crc::<u64>::new(&CRC_64_ECMA_182)
-                .checksum(data)
-                .to_le_bytes(),
-        ),
-        Crc32 => out.copy_from_slice(
-            &Crc::<u32>::new(&CRC_32_ISO_HDLC)
-                .checksum(data)
-                .to_le_bytes(),
-        ),
+        Crc64 => out.copy_from_slice(&CRC64.checksum(data).to_le_bytes()),
+        Crc32 => out.copy_from_slice(&CRC32.checksum(data).to_le_bytes()),
         Crc32c => out.copy_from_slice(&crc32c(data).to_le_bytes()),
-        Crc16 => out.copy_from_slice(&Crc::<u16>::new(&CRC_16_ARC).checksum(data).to_le_bytes()),
-        Crc7 => out[0] = Crc::<u8>::new(&CRC_7_MMC).checksum(data),
+        Crc16 => out.copy_from_slice(&CRC16.checksum(data).to_le_bytes()),
+        Crc7 => out[0] = CRC7.checksum(data),
         Xxhash => out.copy_from_slice(&xxhash_rust::xxh32::xxh32(data, 1).to_le_bytes()),
         Sha1 => out.copy_from_slice(&sha1::Sha1::digest(data)),
         Sha256 => out.copy_from_slice(&sha2::Sha256::digest(data)),
@@ -93,7 +92,7 @@ fn digest(m: VerifyMethod, data: &[u8], out: &mut [u8]) {
 }
 
 fn crc32c(data: &[u8]) -> u32 {
-    crc::Crc::<u32>::new(&crc::CRC_32_ISCSI).checksum(data)
+    CRC32C.checksum(data)
 }
 
 /// splitmix64: the seed of interval `i` of write `numberio` of a job.
