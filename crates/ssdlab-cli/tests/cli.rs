@@ -157,7 +157,7 @@ fn unknown_device_key_names_line() {
 fn unsupported_fio_option_names_file_line_option() {
     let job = tmp(
         "bad.fio",
-        "[global]\nbs=4k\n\n[j]\nrw=randread\nverify=md5\n",
+        "[global]\nbs=4k\n\n[j]\nrw=randread\nwrite_barrier=4\n",
     );
     let (code, _, err) = ssdlab(&[
         "run",

@@ -179,6 +179,34 @@ impl FifoServer {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Events pop in (time, scheduling order), pushes and pops interleaved.
+        #[test]
+        fn pops_in_time_then_scheduling_order(ops in proptest::collection::vec((0u64..50, proptest::bool::ANY), 1..300)) {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(u64, u32)> = Vec::new();
+            let mut n = 0u32;
+            for (dt, pop) in ops {
+                if pop {
+                    let got = q.pop().map(|(t, e)| (t.0, e));
+                    reference.sort();
+                    let want = (!reference.is_empty()).then(|| reference.remove(0));
+                    proptest::prop_assert_eq!(got, want);
+                } else {
+                    let t = q.now().0 + dt;
+                    q.at(Time(t), n);
+                    reference.push((t, n));
+                    n += 1;
+                }
+            }
+            reference.sort();
+            for want in reference {
+                proptest::prop_assert_eq!(q.pop().map(|(t, e)| (t.0, e)), Some(want));
+            }
+            proptest::prop_assert!(q.pop().is_none());
+        }
+    }
+
     #[test]
     fn busy_by_charges_booked_work_when_it_runs() {
         let mut f = FifoServer::default();

@@ -237,6 +237,63 @@ pub struct Report {
     /// fio verify results, when a job verified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::host::verify::VerifyReport>,
+    /// Writes of part of a mapping unit (read-modify-write), when there were any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rmw: Option<Rmw>,
+}
+
+/// Read-modify-write: host writes smaller than the mapping unit or not
+/// aligned to it, in the measured window.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Rmw {
+    /// Partial units written (one or two per such write).
+    pub partial_units: u64,
+    /// Of those, units whose old data was first read from flash (the rest
+    /// were merged in DRAM, or had no old data).
+    pub flash_reads: u64,
+    /// Bytes the host wrote.
+    pub host_write_bytes: u64,
+    /// Bytes programmed on flash (host data, GC copies, padding).
+    pub programmed_bytes: u64,
+    /// Write amplification in bytes: programmed / host-written bytes (the
+    /// top-level `waf` counts mapping units).
+    pub waf_bytes: f64,
+}
+
+impl Rmw {
+    fn from(now: &crate::ftl::FtlStats, base: &crate::ftl::FtlStats, unit: u64) -> Option<Rmw> {
+        let partial_units = now.rmw_units - base.rmw_units;
+        if partial_units == 0 {
+            return None;
+        }
+        let host = now.host_bytes - base.host_bytes;
+        let prog = (now.programmed_slots - base.programmed_slots) * unit;
+        Some(Rmw {
+            partial_units,
+            flash_reads: now.rmw_flash_reads - base.rmw_flash_reads,
+            host_write_bytes: host,
+            programmed_bytes: prog,
+            waf_bytes: if host == 0 {
+                0.0
+            } else {
+                prog as f64 / host as f64
+            },
+        })
+    }
+
+    fn add(a: Option<Rmw>, b: &Rmw) -> Option<Rmw> {
+        let mut a = a.unwrap_or_default();
+        a.partial_units += b.partial_units;
+        a.flash_reads += b.flash_reads;
+        a.host_write_bytes += b.host_write_bytes;
+        a.programmed_bytes += b.programmed_bytes;
+        a.waf_bytes = if a.host_write_bytes == 0 {
+            0.0
+        } else {
+            a.programmed_bytes as f64 / a.host_write_bytes as f64
+        };
+        Some(a)
+    }
 }
 
 /// The functional data store of a run (all drives).
@@ -549,6 +606,7 @@ impl Report {
                 blocks_erased: now.ftl.blocks_erased - base.ftl.blocks_erased,
             },
             slc: drive.slc_report(base),
+            rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
                 programs: now.flash[1] - base.flash[1],
@@ -734,6 +792,10 @@ impl Report {
                     a.room_bytes += s.room_bytes;
                     Some(a)
                 }),
+            rmw: per
+                .iter()
+                .filter_map(|p| p.rmw.as_ref())
+                .fold(None, Rmw::add),
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
                 programs: per.iter().map(|p| p.flash.programs).sum(),
@@ -906,6 +968,17 @@ impl Report {
                 mib(pc.dirty_at_end_bytes),
                 pc.throttled_writes,
                 pc.throttle_time_s
+            );
+        }
+        if let Some(m) = &self.rmw {
+            let _ = writeln!(
+                s,
+                "  read-modify-write: {} partial units ({} read from flash first); WAF {:.3} in bytes ({:.1} MiB programmed for {:.1} MiB written)",
+                m.partial_units,
+                m.flash_reads,
+                m.waf_bytes,
+                m.programmed_bytes as f64 / (1u64 << 20) as f64,
+                m.host_write_bytes as f64 / (1u64 << 20) as f64
             );
         }
         if let Some(ds) = &self.data_store {

@@ -6,7 +6,7 @@ pub(crate) mod config;
 
 use super::{
     Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_PROG,
-    TAG_SHIFT,
+    TAG_RMW, TAG_SHIFT,
 };
 use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
@@ -339,7 +339,7 @@ impl Drive {
             TAG_HREAD => {
                 let cmd = (owner & 0xffff_ffff) as u32;
                 let n = (owner >> 32) & 0xff_ffff;
-                let bytes = n * self.unit_bytes;
+                let bytes = self.dma_bytes(cmd, n * self.unit_bytes);
                 let span = fabric.device_write_time(self.port, bytes);
                 self.fw.host_dma(now, span);
                 if self.read_data_waits(now, bytes, fabric) {
@@ -352,6 +352,16 @@ impl Drive {
                     // arrives if it is the command's last outstanding part.
                     self.part_done(arrive, cmd, eq, fabric);
                 }
+            }
+            TAG_RMW => {
+                // The old unit is in DRAM, merged with the host's sectors.
+                let cmd = (owner & 0xffff_ffff) as u32;
+                self.act.dram_bytes += self.unit_bytes;
+                self.dram.reserve(
+                    now,
+                    self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
+                );
+                self.write_in(now, cmd, eq, fabric);
             }
             TAG_GCREAD => {
                 let unit = ((owner >> 32) & 0xff_ffff) as u32;

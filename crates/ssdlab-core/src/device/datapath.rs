@@ -3,7 +3,7 @@
 //! physical page, host DMA over the drive's PCIe port, the write buffer's
 //! admission, trims, flushes, and the completion (CQE and interrupt).
 
-use super::{Drive, TAG_HREAD, TAG_SHIFT};
+use super::{Drive, TAG_HREAD, TAG_RMW, TAG_SHIFT};
 use crate::config::OpKind;
 use crate::device::flash::Txn;
 use crate::device::ftl::Mapping;
@@ -96,7 +96,7 @@ impl Drive {
         let write = c.op == Op::Write;
         if self.ramdisk {
             // RAM disk: the data lives in controller DRAM.
-            let b = c.nlpn as u64 * self.unit_bytes;
+            let b = self.dma_bytes(cmd, c.nlpn as u64 * self.unit_bytes);
             self.act.dram_bytes += b;
             let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
             let done = if write {
@@ -199,14 +199,13 @@ impl Drive {
                     .1
                     + self.dev.cache.dram_latency;
             }
-            let bytes = (dram_units + zero_units) * self.unit_bytes;
+            let bytes = self.dma_bytes(cmd, (dram_units + zero_units) * self.unit_bytes);
             let arrive = if self.read_data_waits(now, bytes, fabric) {
                 None
             } else {
                 Some(fabric.device_write(self.port, t, bytes))
             };
-            let mut span =
-                fabric.device_write_time(self.port, (dram_units + zero_units) * self.unit_bytes);
+            let mut span = fabric.device_write_time(self.port, bytes);
             if dram_units > 0 {
                 span = span
                     + self
@@ -303,6 +302,67 @@ impl Drive {
         }
     }
 
+    /// `bytes` of command `cmd`'s units less what of its sub-unit shortfall
+    /// this transfer takes (the first transfers take it; each keeps at
+    /// least one sector).
+    #[inline]
+    pub(super) fn dma_bytes(&mut self, cmd: u32, bytes: u64) -> u64 {
+        let c = &mut self.cmds[cmd as usize];
+        if c.short == 0 {
+            return bytes;
+        }
+        let cut = (c.short as u64).min(bytes.saturating_sub(crate::workload::gen::Io::SECTOR));
+        c.short -= cut as u32;
+        bytes - cut
+    }
+
+    /// A write of part of a unit: the unit's old data is merged in DRAM
+    /// (from the write buffer or read cache, or zeros if it was never
+    /// written) or read from flash first. Returns the flash reads issued.
+    #[cold]
+    #[inline(never)]
+    fn read_modify_write(&mut self, now: Time, cmd: u32, eq: &mut EventQueue<Event>) -> u32 {
+        let c = self.cmds[cmd as usize];
+        let last = c.lpn + c.nlpn - 1;
+        let units = [
+            c.head.then_some(c.lpn),
+            (c.tail && !(c.head && last == c.lpn)).then_some(last),
+        ];
+        let mut reads = 0;
+        for l in units.into_iter().flatten() {
+            self.ftl.stats.rmw_units += 1;
+            if self.cache.read_lookup(l) {
+                self.act.dram_bytes += self.unit_bytes;
+                continue;
+            }
+            match self.ftl.lookup(Lpn(l)) {
+                Mapping::Unmapped => {}
+                Mapping::InBuffer => self.act.dram_bytes += self.unit_bytes,
+                Mapping::Flash(p) => {
+                    let a = self.geo.decode(p);
+                    let t = Txn {
+                        kind: OpKind::Read,
+                        die: self.geo.die_of_unit(a.unit),
+                        t_array: self
+                            .timings
+                            .read_in(self.ftl.is_slc(p), self.geo.page_type(a.page)),
+                        bytes: self.unit_bytes,
+                        owner: (TAG_RMW << TAG_SHIFT) | cmd as u64,
+                        slc: false,
+                    };
+                    self.ftl.stats.rmw_flash_reads += 1;
+                    self.act.nand_read_pages += 1;
+                    self.act.nand_bus_bytes += t.bytes;
+                    reads += 1;
+                    let d = self.index;
+                    self.flash
+                        .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+                }
+            }
+        }
+        reads
+    }
+
     pub(super) fn start_write_dma(
         &mut self,
         now: Time,
@@ -310,7 +370,16 @@ impl Drive {
         eq: &mut EventQueue<Event>,
         fabric: &mut Fabric,
     ) {
-        let n = self.cmds[cmd as usize].nlpn as u64 * self.unit_bytes;
+        let c = self.cmds[cmd as usize];
+        let n = self.dma_bytes(cmd, c.nlpn as u64 * self.unit_bytes);
+        self.ftl.stats.host_bytes += n;
+        // The data DMA, and the flash reads of a read-modify-write.
+        let rmw = if c.head || c.tail {
+            self.read_modify_write(now, cmd, eq)
+        } else {
+            0
+        };
+        self.cmds[cmd as usize].pending = 1 + rmw;
         self.act.dram_bytes += n;
         let arrive = fabric.device_read(self.port, now, n);
         let (_, e) = self
@@ -324,6 +393,8 @@ impl Drive {
         eq.at(done, Event::WriteIn { d: self.index, cmd });
     }
 
+    /// A part of write `cmd` is done (its data DMA, or a read-modify-write's
+    /// flash read): when all are, the data is in the buffer.
     pub(super) fn write_in(
         &mut self,
         now: Time,
@@ -331,7 +402,12 @@ impl Drive {
         eq: &mut EventQueue<Event>,
         fabric: &mut Fabric,
     ) {
-        let c = self.cmds[cmd as usize];
+        let c = &mut self.cmds[cmd as usize];
+        c.pending = c.pending.saturating_sub(1);
+        if c.pending > 0 {
+            return;
+        }
+        let c = *c;
         for l in c.lpn..c.lpn + c.nlpn {
             self.ftl.write_to_buffer(Lpn(l));
             self.cache.insert_host(l);

@@ -69,6 +69,14 @@ pub struct FtlStats {
     pub fold_slots_moved: u64,
     /// Host slots programmed into native blocks on a drive with an SLC cache.
     pub direct_slots: u64,
+    /// Host writes that covered part of a mapping unit (read-modify-write),
+    /// counted per partial unit.
+    pub rmw_units: u64,
+    /// Of those, units whose old data was read from flash to merge (the
+    /// rest were merged in DRAM or had no old data).
+    pub rmw_flash_reads: u64,
+    /// Bytes the host wrote (sub-unit writes count their own size).
+    pub host_bytes: u64,
 }
 
 impl FtlStats {

@@ -83,8 +83,15 @@ struct DevCmd {
     op: Op,
     lpn: u32,
     nlpn: u32,
-    /// Parts (flash reads, DMAs) still to finish.
+    /// Parts (flash reads, DMAs; for a write, its data DMA and the flash
+    /// reads of a read-modify-write) still to finish.
     pending: u32,
+    /// Bytes of its units it does not move (sub-unit I/O: the sectors
+    /// before and after its data), still to take off its DMAs.
+    short: u32,
+    /// The first / last unit is partial (sub-unit I/O).
+    head: bool,
+    tail: bool,
 }
 
 pub(crate) struct GcJob {
@@ -100,6 +107,8 @@ pub(crate) const TAG_HREAD: u64 = 1;
 pub(crate) const TAG_GCREAD: u64 = 2;
 pub(crate) const TAG_PROG: u64 = 3;
 pub(crate) const TAG_ERASE: u64 = 4;
+/// The flash read of a read-modify-write (a write of part of a unit).
+pub(crate) const TAG_RMW: u64 = 5;
 pub(crate) const GC_READS_INFLIGHT: u32 = 4;
 pub(crate) const PROGRAMS_PER_DIE: usize = 2;
 
@@ -391,6 +400,9 @@ impl Drive {
             lpn: sub.lpn,
             nlpn: sub.nlpn,
             pending: 0,
+            short: (sub.head as u32 + sub.tail as u32) * crate::workload::gen::Io::SECTOR as u32,
+            head: sub.head > 0,
+            tail: sub.tail > 0,
         };
         match self.cmds.get_mut(id as usize) {
             Some(slot) => *slot = c,

@@ -227,7 +227,8 @@ impl Host {
             block: NO_BLOCK,
             lpn: io.lpn,
             tag: super::verify::DataTag::None,
-            numberio: 0,
+            head: 0,
+            tail: 0,
         };
         let Some(b) = self.buffered.as_mut() else {
             return;
@@ -565,7 +566,8 @@ impl Host {
             block: blk,
             lpn: first as u32,
             tag: super::verify::DataTag::None,
-            numberio: 0,
+            head: 0,
+            tail: 0,
         };
         let id = self.new_cmd(c);
         self.outstanding += 1;
@@ -578,6 +580,8 @@ impl Host {
                 op,
                 lpn: first as u32,
                 nlpn: n as u32,
+                head: 0,
+                tail: 0,
                 ready,
             },
         );

@@ -43,6 +43,10 @@ pub struct Submission {
     pub lpn: u32,
     /// Mapping units.
     pub nlpn: u32,
+    /// 512 B sectors of the first unit before the data starts (sub-unit I/O).
+    pub head: u8,
+    /// 512 B sectors of the last unit after the data ends.
+    pub tail: u8,
     /// When the driver rings the doorbell (after its submit cost).
     pub ready: Time,
 }
@@ -151,10 +155,20 @@ pub(crate) struct HostCmd {
     block: u32,
     /// First mapping unit (used by the data store and verify).
     lpn: u32,
-    /// What the data store does with it when it completes.
+    /// What the data store does with it when it completes (its write
+    /// number, if any, is in `Host::numberio`).
     tag: verify::DataTag,
-    /// The job's write number (a logged write, or the write a read checks).
-    numberio: u64,
+    /// Sectors of the first and last unit left out (sub-unit I/O).
+    head: u8,
+    tail: u8,
+}
+
+impl HostCmd {
+    /// Bytes it moves.
+    #[inline]
+    fn bytes(&self, unit: u64) -> u64 {
+        self.nlpn as u64 * unit - (self.head as u64 + self.tail as u64) * Io::SECTOR
+    }
 }
 
 /// The simulated host.
@@ -215,6 +229,8 @@ pub struct Host {
     pub verify: verify::VerifyReport,
     /// Scratch buffer for data.
     data_buf: Vec<u8>,
+    /// Write number of each command id that carries a data tag.
+    numberio: Vec<u64>,
 }
 
 /// fio keeps a verifying job's writes in write order unless its offsets may
@@ -636,6 +652,9 @@ impl Host {
             if hq.open_trace() {
                 return Err(werr(workload_file, Some("direct"), format!("job '{}': a timed iolog replay submits each record straight to the drive; buffered I/O needs replay_no_stall=1", job.name)));
             }
+            if matches!(&hq.gen, Source::Job(g) if g.sub_unit()) {
+                return Err(werr(workload_file, Some("direct"), format!("job '{}': buffered I/O smaller than the page (mapping unit) or not aligned to it is not supported yet (the page cache works in whole pages); use direct=1", job.name)));
+            }
             hq.buffered = true;
         }
         let any_buffered = hosts.iter().any(|h| h.buffered);
@@ -702,6 +721,7 @@ impl Host {
             data: false,
             verify: verify::VerifyReport::default(),
             data_buf: Vec::new(),
+            numberio: Vec::new(),
         };
         h.steady_units(workload, workload_file)?;
         for q in 0..h.queues.len() {
@@ -968,12 +988,12 @@ impl Host {
                         self.check_finished(q, at, eq, submit);
                         return;
                     };
-                    if verify::dry_run(h, io, self.unit_bytes) {
+                    if h.verify.is_some() && verify::dry_run(h, io, self.unit_bytes) {
                         // verify_only: the write is logged, not issued.
                         continue;
                     }
                     let due = match h.pacer.as_mut() {
-                        Some(p) => p.due(io.op, io.nlpn as u64 * self.unit_bytes),
+                        Some(p) => p.due(io.op, io.bytes(self.unit_bytes)),
                         None => Time::ZERO,
                     };
                     (due, io)
@@ -1149,9 +1169,17 @@ impl Host {
             block: buffered::NO_BLOCK,
             lpn: io.lpn,
             tag,
-            numberio,
+            head: io.head,
+            tail: io.tail,
         };
         let id = self.new_cmd(c);
+        if tag != verify::DataTag::None {
+            let i = id as usize;
+            if self.numberio.len() <= i {
+                self.numberio.resize(i + 1, 0);
+            }
+            self.numberio[i] = numberio;
+        }
         self.outstanding += 1;
         self.last_cmd = Some(id);
         submit.submit(
@@ -1163,6 +1191,8 @@ impl Host {
                 op: io.op,
                 lpn: io.lpn,
                 nlpn: io.nlpn,
+                head: io.head,
+                tail: io.tail,
                 ready,
             },
         );
@@ -1303,16 +1333,16 @@ impl Host {
         S: Drives,
     {
         if c.tag != verify::DataTag::None {
-            self.data_complete(&c, submit);
+            self.data_complete(&c, cmd, submit);
         }
         let lat = end - c.submit;
         if c.op != Op::Flush {
             let h = &mut self.queues[c.q as usize];
             h.done_ios += 1;
-            h.done_bytes += c.nlpn as u64 * self.unit_bytes;
+            h.done_bytes += c.bytes(self.unit_bytes);
         }
         if c.measured {
-            let bytes = c.nlpn as u64 * self.unit_bytes;
+            let bytes = c.bytes(self.unit_bytes);
             match c.op {
                 Op::Read => self.read.record(lat, bytes),
                 Op::Write => self.write.record(lat, bytes),
@@ -1391,6 +1421,8 @@ impl Host {
     /// write's data is generated and kept (and logged, if the job
     /// verifies), a trim deallocates; returns the command's tag and write
     /// number.
+    #[cold]
+    #[inline(never)]
     fn data_issue<S>(
         &mut self,
         q: u32,
@@ -1403,7 +1435,7 @@ impl Host {
         S: Drives,
     {
         let unit = self.unit_bytes;
-        let (off, len) = (io.lpn as u64 * unit, io.nlpn as u64 * unit);
+        let (off, len) = (io.offset(unit), io.bytes(unit));
         let h = &mut self.queues[q as usize];
         let r = match io.op {
             Op::Write => {
@@ -1411,7 +1443,7 @@ impl Host {
                 h.numberio += 1;
                 let tag = match h.verify.as_mut() {
                     Some(v) => {
-                        v.log_write(d, io, n, false);
+                        v.log_write(d, off, len, n, false);
                         verify::DataTag::Logged
                     }
                     None => verify::DataTag::None,
@@ -1455,26 +1487,32 @@ impl Host {
 
     /// The data store's part of command `c` completing: a logged write is
     /// done; a verifying read checks what the drive returned.
-    fn data_complete<S>(&mut self, c: &HostCmd, submit: &mut S)
+    #[cold]
+    #[inline(never)]
+    fn data_complete<S>(&mut self, c: &HostCmd, cmd: Option<u32>, submit: &mut S)
     where
         S: Drives,
     {
+        let numberio = cmd.map_or(0, |i| self.numberio[i as usize]);
         let h = &mut self.queues[c.q as usize];
         let Some(v) = h.verify.as_mut() else {
             return;
         };
+        let unit = self.unit_bytes;
+        let (off, len) = (
+            c.lpn as u64 * unit + c.head as u64 * Io::SECTOR,
+            c.bytes(unit),
+        );
         if c.tag == verify::DataTag::Logged {
-            v.log.done(c.d, c.lpn, c.numberio);
+            v.log.done(c.d, off, numberio);
             return;
         }
-        let unit = self.unit_bytes;
-        let (off, len) = (c.lpn as u64 * unit, c.nlpn as u64 * unit);
         let mut buf = std::mem::take(&mut self.data_buf);
         buf.resize(len as usize, 0);
         if let Err(e) = submit.read_data(c.d, off, &mut buf) {
             self.failure = Some(SimError::Device(e));
         }
-        let expect = (c.tag == verify::DataTag::ReadBack).then_some(c.numberio);
+        let expect = (c.tag == verify::DataTag::ReadBack).then_some(numberio);
         let r = verify::check(&v.spec, off, expect, &buf);
         self.data_buf = buf;
         self.verify.blocks += 1;
@@ -1494,6 +1532,8 @@ impl Host {
     }
 
     /// What a verifying queue does next (see [`VerifyNext`]).
+    #[cold]
+    #[inline(never)]
     fn verify_next(&mut self, q: u32, at: Time) -> VerifyNext {
         let h = &mut self.queues[q as usize];
         let past = matches!(&h.gen, Source::Job(g) if g.past_deadline(at));
@@ -1530,11 +1570,12 @@ impl Host {
             }
         };
         h.read_back = Some((take.d, take.numberio));
-        VerifyNext::Io(Io {
-            op: Op::Read,
-            lpn: take.lpn,
-            nlpn: take.nlpn,
-        })
+        VerifyNext::Io(Io::from_bytes(
+            Op::Read,
+            take.off,
+            take.len as u64,
+            self.unit_bytes,
+        ))
     }
 }
 

@@ -177,11 +177,7 @@ impl TraceFeed {
             let t = self.arrival(r.time);
             return Ok(Some((
                 t,
-                Io {
-                    op: r.op,
-                    lpn: (off / self.unit) as u32,
-                    nlpn: (len / self.unit) as u32,
-                },
+                Io::units(r.op, (off / self.unit) as u32, (len / self.unit) as u32),
             )));
         }
     }

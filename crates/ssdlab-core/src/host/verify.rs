@@ -364,9 +364,9 @@ fn hex(b: &[u8]) -> String {
 pub(crate) struct Piece {
     /// Drive.
     pub d: u16,
-    /// First mapping unit and count.
-    pub lpn: u32,
-    pub nlpn: u32,
+    /// Byte offset and length.
+    pub off: u64,
+    pub len: u32,
     /// The job's write number.
     pub numberio: u64,
     /// The write has completed.
@@ -379,7 +379,7 @@ pub(crate) struct Piece {
 #[derive(Debug)]
 pub(crate) enum Log {
     List(VecDeque<Piece>),
-    Tree(BTreeMap<(u16, u32), Piece>),
+    Tree(BTreeMap<(u16, u64), Piece>),
 }
 
 impl Log {
@@ -394,25 +394,26 @@ impl Log {
         match self {
             Log::List(l) => l.push_back(p),
             Log::Tree(t) => {
-                // Drop older pieces this one overlaps.
-                let end = p.lpn + p.nlpn;
-                let over: Vec<(u16, u32)> = t
+                // Drop older pieces this one overlaps (pieces in the
+                // tree never overlap each other).
+                let end = p.off + p.len as u64;
+                let over: Vec<(u16, u64)> = t
                     .range((p.d, 0)..(p.d, end))
                     .rev()
-                    .take_while(|(_, q)| q.lpn + q.nlpn > p.lpn || q.lpn >= p.lpn)
-                    .filter(|(_, q)| q.lpn + q.nlpn > p.lpn)
+                    .take_while(|(_, q)| q.off + q.len as u64 > p.off || q.off >= p.off)
+                    .filter(|(_, q)| q.off + q.len as u64 > p.off)
                     .map(|(k, _)| *k)
                     .collect();
                 for k in over {
                     t.remove(&k);
                 }
-                t.insert((p.d, p.lpn), p);
+                t.insert((p.d, p.off), p);
             }
         }
     }
 
-    /// The write `numberio` at (`d`, `lpn`) completed.
-    pub(crate) fn done(&mut self, d: u16, lpn: u32, numberio: u64) {
+    /// The write `numberio` at byte `off` of drive `d` completed.
+    pub(crate) fn done(&mut self, d: u16, off: u64, numberio: u64) {
         match self {
             Log::List(l) => {
                 // Pieces are in write-number order.
@@ -430,7 +431,7 @@ impl Log {
                 }
             }
             Log::Tree(t) => {
-                if let Some(p) = t.get_mut(&(d, lpn)) {
+                if let Some(p) = t.get_mut(&(d, off)) {
                     if p.numberio == numberio {
                         p.done = true;
                     }
@@ -501,11 +502,11 @@ impl QueueVerify {
 
     /// Log write `numberio` of `io` to drive `d` (fio's `log_io_piece`),
     /// and start a backlog batch every `verify_backlog` writes.
-    pub(crate) fn log_write(&mut self, d: u16, io: Io, numberio: u64, done: bool) {
+    pub(crate) fn log_write(&mut self, d: u16, off: u64, len: u64, numberio: u64, done: bool) {
         self.log.push(Piece {
             d,
-            lpn: io.lpn,
-            nlpn: io.nlpn,
+            off,
+            len: len as u32,
             numberio,
             done,
         });
@@ -524,6 +525,8 @@ impl QueueVerify {
 /// The job's own I/O of queue `h` is done: start reading back what it
 /// wrote, if it verifies (`do_verify`), wrote something, and did not end at
 /// its runtime (fio skips verifying a job its runtime cut short).
+#[cold]
+#[inline(never)]
 pub(crate) fn begin(h: &mut HostQueue, at: Time) -> bool {
     let past = matches!(&h.gen, Source::Job(g) if g.past_deadline(at));
     let Some(v) = h.verify.as_mut() else {
@@ -543,7 +546,9 @@ pub(crate) fn begin(h: &mut HostQueue, at: Time) -> bool {
 /// `verify_only`: a write job's write is logged as if it had been done (an
 /// earlier run wrote it) and not issued; flushes are skipped. True if `io`
 /// was consumed so.
-pub(crate) fn dry_run(h: &mut HostQueue, io: Io, _unit: u64) -> bool {
+#[cold]
+#[inline(never)]
+pub(crate) fn dry_run(h: &mut HostQueue, io: Io, unit: u64) -> bool {
     let Some(v) = h.verify.as_mut() else {
         return false;
     };
@@ -557,7 +562,7 @@ pub(crate) fn dry_run(h: &mut HostQueue, io: Io, _unit: u64) -> bool {
         }
         let n = h.numberio;
         h.numberio += 1;
-        v.log_write(d, io, n, true);
+        v.log_write(d, io.offset(unit), io.bytes(unit), n, true);
     }
     true
 }
@@ -656,10 +661,10 @@ mod tests {
     #[test]
     fn a_tree_log_keeps_only_the_newest_of_overlapping_writes() {
         let mut l = Log::Tree(BTreeMap::new());
-        let p = |lpn, nlpn, n| Piece {
+        let p = |lpn: u64, nlpn: u32, n| Piece {
             d: 0,
-            lpn,
-            nlpn,
+            off: lpn * 512,
+            len: nlpn * 512,
             numberio: n,
             done: true,
         };
@@ -680,13 +685,13 @@ mod tests {
         for n in 0..3 {
             l.push(Piece {
                 d: 0,
-                lpn: n as u32,
-                nlpn: 1,
+                off: n * 4096,
+                len: 4096,
                 numberio: n,
                 done: false,
             });
         }
-        l.done(0, 1, 1);
+        l.done(0, 4096, 1);
         assert_eq!(l.pop(), None, "write 0 is still in flight");
         l.done(0, 0, 0);
         assert_eq!(l.pop().map(|p| p.numberio), Some(0));

@@ -489,12 +489,16 @@ impl crate::host::Drives for Submitter<'_> {
     fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission) {
         self.drives[sub.d as usize].submit(sub, eq, self.fabric)
     }
+    #[cold]
+    #[inline(never)]
     fn write_data(&mut self, d: u16, offset: u64, data: &[u8]) -> Result<(), String> {
         match self.drives[d as usize].store.as_mut() {
             Some(s) => s.write(offset, data).map_err(|e| e.0),
             None => Ok(()),
         }
     }
+    #[cold]
+    #[inline(never)]
     fn read_data(&mut self, d: u16, offset: u64, buf: &mut [u8]) -> Result<(), String> {
         match self.drives[d as usize].store.as_mut() {
             Some(s) => s.read(offset, buf).map_err(|e| e.0),
@@ -504,6 +508,8 @@ impl crate::host::Drives for Submitter<'_> {
             }
         }
     }
+    #[cold]
+    #[inline(never)]
     fn trim_data(&mut self, d: u16, offset: u64, len: u64) -> Result<(), String> {
         match self.drives[d as usize].store.as_mut() {
             Some(s) => s.trim(offset, len).map_err(|e| e.0),

@@ -53,7 +53,9 @@ use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use sizes::Sizes;
 
-/// One generated I/O, in mapping units.
+/// One generated I/O: the mapping units it touches and, for I/O smaller
+/// than a unit or not aligned to one, the 512 B sectors of the first and
+/// last unit it leaves out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Io {
     /// Read, write, trim or flush (a flush has `lpn` = `nlpn` = 0).
@@ -62,15 +64,70 @@ pub struct Io {
     pub lpn: u32,
     /// Logical pages.
     pub nlpn: u32,
+    /// Sectors of the first unit before the I/O starts (0: aligned).
+    pub head: u8,
+    /// Sectors of the last unit after the I/O ends (0: aligned).
+    pub tail: u8,
 }
 
 impl Io {
+    /// The logical block (sector) size of partial I/O, bytes.
+    pub const SECTOR: u64 = 512;
+
     /// An NVMe Flush.
     pub const FLUSH: Io = Io {
         op: Op::Flush,
         lpn: 0,
         nlpn: 0,
+        head: 0,
+        tail: 0,
     };
+
+    /// Whole mapping units `lpn .. lpn + nlpn`.
+    #[inline]
+    pub fn units(op: Op, lpn: u32, nlpn: u32) -> Io {
+        Io {
+            op,
+            lpn,
+            nlpn,
+            head: 0,
+            tail: 0,
+        }
+    }
+
+    /// `len` bytes at byte `offset` (both multiples of [`Io::SECTOR`]) on a
+    /// drive of `unit`-byte mapping units.
+    #[inline]
+    pub fn from_bytes(op: Op, offset: u64, len: u64, unit: u64) -> Io {
+        let first = offset / unit;
+        let end = offset + len;
+        let last = end.div_ceil(unit);
+        Io {
+            op,
+            lpn: first as u32,
+            nlpn: (last - first) as u32,
+            head: ((offset - first * unit) / Io::SECTOR) as u8,
+            tail: ((last * unit - end) / Io::SECTOR) as u8,
+        }
+    }
+
+    /// Bytes moved.
+    #[inline]
+    pub fn bytes(&self, unit: u64) -> u64 {
+        self.nlpn as u64 * unit - (self.head as u64 + self.tail as u64) * Io::SECTOR
+    }
+
+    /// Byte offset of its first byte.
+    #[inline]
+    pub fn offset(&self, unit: u64) -> u64 {
+        self.lpn as u64 * unit + self.head as u64 * Io::SECTOR
+    }
+
+    /// Covers part of a mapping unit (read-modify-write for a write).
+    #[inline]
+    pub fn partial(&self) -> bool {
+        (self.head | self.tail) != 0
+    }
 
     /// A write?
     #[inline]
@@ -105,7 +162,9 @@ pub struct JobGen {
     /// Region start and length (LPN).
     start: u64,
     len: u64,
-    unit: u64,
+    unit: u32,
+    /// The drive's mapping unit, bytes (`unit` is smaller for sub-unit I/O).
+    map_unit: u32,
     /// Units skipped after each sequential I/O (negative: backwards).
     skip: i64,
     offset_repeat: u32,
@@ -266,12 +325,25 @@ impl JobGen {
         let dir = &mut self.dirs[d];
         dir.last_off = off;
         dir.last_end = off + s;
-        self.issued_bytes += s * self.unit;
-        Io {
-            op: if write { Op::Write } else { Op::Read },
-            lpn: (self.start + off) as u32,
-            nlpn: s as u32,
+        self.issued_bytes += s * self.unit as u64;
+        let op = if write { Op::Write } else { Op::Read };
+        if self.unit == self.map_unit {
+            Io::units(op, (self.start + off) as u32, s as u32)
+        } else {
+            // Sub-mapping-unit I/O: the generator counts in sectors.
+            Io::from_bytes(
+                op,
+                (self.start + off) * self.unit as u64,
+                s * self.unit as u64,
+                self.map_unit as u64,
+            )
         }
+    }
+
+    /// Some of its I/Os cover part of a mapping unit (sizes, alignment or
+    /// offset below the unit).
+    pub fn sub_unit(&self) -> bool {
+        self.unit != self.map_unit
     }
 
     /// I/Os issued so far.
@@ -433,7 +505,11 @@ mod tests {
         for c in ios.chunks(4) {
             assert!(c.iter().all(|io| io.lpn == c[0].lpn), "{c:?}");
         }
-        let e = gen_err("rw=write:2k", 100);
+        // A skip below the mapping unit: sub-unit offsets (2 KiB writes, 2 KiB apart).
+        let ios = all(gen("rw=write:2k\nbs=2k\nnumber_ios=4", 100));
+        let at: Vec<(u32, u8, u8)> = ios.iter().map(|io| (io.lpn, io.head, io.tail)).collect();
+        assert_eq!(at, [(0, 0, 4), (1, 0, 4), (2, 0, 4), (3, 0, 4)]);
+        let e = gen_err("rw=write:1000", 100);
         assert_eq!(e.option.as_deref(), Some("rw"));
     }
 }

@@ -7,7 +7,7 @@
 use super::distributions::{Dist, Ranked, Zipf};
 use super::permutation::{Permutation, RandMap};
 use super::sizes::Sizes;
-use super::{Dir, JobGen, Locality};
+use super::{Dir, Io, JobGen, Locality};
 use crate::workload::{BlockSize, Distribution, JobSpec, TrimMode, WorkloadError};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -47,53 +47,72 @@ impl JobGen {
             ["read", "write"]
         };
         let dir_names = &dir_names;
+        // The generator's unit: the mapping unit, or, for I/O smaller than
+        // it or not aligned to it, the largest multiple of the 512 B sector
+        // dividing every size, alignment, offset and skip (such writes are
+        // read-modify-writes in the drive).
+        let mut vals: Vec<(u64, &str)> = Vec::new();
         for d in 0..2 {
             if !used[d] {
                 continue;
             }
-            let bad = match &sizes[d] {
-                BlockSize::Fixed(b) => (!b.is_multiple_of(unit) || *b == 0).then_some(*b),
-                BlockSize::Range { min, .. } => {
-                    (!min.is_multiple_of(unit) || *min == 0).then_some(*min)
-                }
-                BlockSize::Split(v) => v
-                    .iter()
-                    .map(|e| e.0)
-                    .find(|b| !b.is_multiple_of(unit) || *b == 0),
-            };
-            if let Some(b) = bad {
-                let why = if job.trim == TrimMode::Only {
-                    "trims of part of a mapping unit are not modelled"
-                } else {
-                    "sub-mapping-unit I/O (read-modify-write) is not modelled yet"
-                };
-                return Err(err(sizes[d].option(), format!("{} block size {b} B is not a multiple of the drive's mapping unit ({unit} B); {why}", dir_names[d])));
+            match &sizes[d] {
+                BlockSize::Fixed(b) => vals.push((*b, sizes[d].option())),
+                BlockSize::Range { min, .. } => vals.push((*min, sizes[d].option())),
+                BlockSize::Split(v) => vals.extend(v.iter().map(|e| (e.0, sizes[d].option()))),
+            }
+            if let Some(b) = vals.iter().find(|v| v.0 == 0) {
+                return Err(err(
+                    b.1,
+                    format!("{} block size must be positive", dir_names[d]),
+                ));
             }
             if let Some(ba) = job.blockalign[d] {
-                if ba == 0 || !ba.is_multiple_of(unit) {
-                    return Err(err("blockalign", format!("{} alignment {ba} B is not a multiple of the drive's mapping unit ({unit} B)", dir_names[d])));
+                if ba == 0 {
+                    return Err(err(
+                        "blockalign",
+                        format!("{} alignment must be positive", dir_names[d]),
+                    ));
                 }
+                vals.push((ba, "blockalign"));
             }
         }
-        if !job.seq_skip.unsigned_abs().is_multiple_of(unit) {
-            return Err(err(
-                "rw",
-                format!(
-                    "the skip of {} B after each I/O is not a multiple of the drive's mapping unit ({unit} B)",
-                    job.seq_skip
-                ),
-            ));
+        vals.push((job.seq_skip.unsigned_abs(), "rw"));
+        vals.push((job.offset, "offset"));
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
         }
-        if !job.offset.is_multiple_of(unit) {
-            return Err(err(
-                "offset",
-                format!(
-                    "offset {} B is not aligned to the mapping unit ({unit} B)",
-                    job.offset
-                ),
-            ));
+        let g = vals.iter().fold(unit, |a, v| gcd(a, v.0));
+        if g != unit {
+            let (v, opt) = vals
+                .iter()
+                .copied()
+                .find(|v| !v.0.is_multiple_of(unit))
+                .unwrap_or((g, "bs"));
+            if job.trim != TrimMode::None {
+                return Err(err(opt, format!("{v} B is not a multiple of the drive's mapping unit ({unit} B); trims of part of a mapping unit are not modelled")));
+            }
+            if unit / Io::SECTOR > 256 {
+                let (v, opt) = vals[0];
+                return Err(err(opt, format!("{v} B I/O covers part of a mapping unit, and sub-unit I/O is modelled for mapping units up to 128 KiB (this drive's is {unit} B)")));
+            }
+            if let Some(&(v, opt)) = vals.iter().find(|v| !v.0.is_multiple_of(Io::SECTOR)) {
+                return Err(err(
+                    opt,
+                    format!(
+                        "{v} B is not a multiple of the {} B logical block",
+                        Io::SECTOR
+                    ),
+                ));
+            }
         }
-        let cap = capacity_lpns * unit;
+        let map_unit = unit;
+        let unit = g;
+        let cap = capacity_lpns * map_unit;
         if job.offset >= cap {
             return Err(err(
                 "offset",
@@ -325,7 +344,8 @@ impl JobGen {
             read_pct: job.rw.read_pct,
             start: job.offset / unit,
             len,
-            unit,
+            unit: unit as u32,
+            map_unit: map_unit as u32,
             skip: job.seq_skip / unit as i64,
             offset_repeat: job.offset_repeat.max(1),
             sequencer: job.rw_sequencer,
@@ -361,11 +381,18 @@ mod tests {
             bs: 512,
             ..JobSpec::default()
         };
+        // 512 B is a sector: a sub-unit job; 100 B is not.
+        assert!(JobGen::new(&job, 0, 1, 1000, 4096, "jobs.fio").is_ok());
+        let job = JobSpec {
+            bs: 100,
+            ..JobSpec::default()
+        };
         let e = JobGen::new(&job, 0, 1, 1000, 4096, "jobs.fio")
             .err()
             .unwrap();
         assert_eq!(e.option.as_deref(), Some("bs"));
         assert!(e.to_string().contains("jobs.fio"));
+        assert!(e.message.contains("512 B logical block"), "{e}");
     }
 
     #[test]
@@ -389,20 +416,35 @@ mod tests {
     }
 
     #[test]
-    fn sizes_must_be_multiples_of_the_mapping_unit() {
+    fn sizes_must_be_multiples_of_the_sector() {
         for (body, opt) in [
-            ("rw=randread\nbssplit=4k/50:6k/50", "bssplit"),
-            ("rw=randread\nbsrange=2k-8k", "bsrange"),
-            ("rw=randwrite\nbs=4k,6k", "bs"),
-            ("rw=randread\nblockalign=2k", "blockalign"),
+            ("rw=randread\nbssplit=4k/50:6100/50", "bssplit"),
+            ("rw=randread\nbsrange=2000-8k", "bsrange"),
+            ("rw=randwrite\nbs=4k,6000", "bs"),
+            ("rw=randread\nblockalign=1000", "blockalign"),
+            ("rw=randread\noffset=100", "offset"),
         ] {
             let e = gen_err(body, 1 << 10);
             assert_eq!(e.option.as_deref(), Some(opt), "{e}");
-            assert!(e.message.contains("mapping unit"), "{e}");
+            assert!(e.message.contains("512 B logical block"), "{e}");
             assert!(e.to_string().starts_with("t.fio: "), "{e}");
         }
+        // Sub-unit sizes and alignments run (read-modify-write in the drive);
+        // trims of part of a unit do not.
+        let ios = all(gen_seeded(
+            "rw=randread\nbssplit=4k/50:6k/50\nnumber_ios=2000",
+            1 << 10,
+            1,
+        )
+        .unwrap());
+        assert!(ios.iter().any(|io| io.partial()));
+        assert!(ios
+            .iter()
+            .all(|io| io.bytes(4096) == 4096 || io.bytes(4096) == 6144));
+        let e = gen_err("rw=randtrim\nbs=2k", 1 << 10);
+        assert!(e.message.contains("trims of part of a mapping unit"), "{e}");
         // A direction the job does not use is not checked.
-        assert!(gen_seeded("rw=randread\nbs=4k,6k", 1 << 10, 1).is_ok());
+        assert!(gen_seeded("rw=randread\nbs=4k,6000", 1 << 10, 1).is_ok());
         let e = gen_err("rw=read\nbssplit=4k/50:64k/50\nsize=32k", 1 << 10);
         assert_eq!(e.option.as_deref(), Some("size"));
     }
