@@ -321,10 +321,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_workload(job: &Option<PathBuf>) -> Result<(Workload, String), String> {
+fn load_workload(
+    job: &Option<PathBuf>,
+    keywords: Option<fio::HostKeywords>,
+) -> Result<(Workload, String), String> {
     match job {
         Some(p) => Ok((
-            fio::parse_file(p).map_err(|e| e.to_string())?,
+            fio::parse_file_with(p, keywords).map_err(|e| e.to_string())?,
             p.display().to_string(),
         )),
         None => Ok((
@@ -387,6 +390,16 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 Some(s) => s.drives[0].device.clone(),
                 None => load_device(&device, &set)?,
             };
+            // fio's $pagesize, $ncpus, $mb_memory: the simulated host's.
+            let host = match &system {
+                Some(s) => &s.host,
+                None => &dev.host,
+            };
+            let keywords = Some(fio::HostKeywords {
+                pagesize: dev.ftl.mapping_unit.0,
+                ncpus: (host.cores > 0).then_some(host.cores),
+                mb_memory: (host.memory.0 > 0).then_some(host.memory.0 >> 20),
+            });
             let (workload, name) = match (trace_spec(&trace)?, &job) {
                 (Some((ts, desc)), None) => (
                     Workload {
@@ -396,11 +409,11 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                     desc,
                 ),
                 (Some((ts, desc)), Some(_)) => {
-                    let (mut w, n) = load_workload(&job)?;
+                    let (mut w, n) = load_workload(&job, keywords)?;
                     w.trace = Some(ts);
                     (w, format!("{n} + {desc}"))
                 }
-                (None, _) => load_workload(&job)?,
+                (None, _) => load_workload(&job, keywords)?,
             };
             let mut workload = workload;
             if let Some(map) = &trace.trace_drives {

@@ -176,3 +176,41 @@ fn bad_steady_state_options_are_refused_with_file_line_and_key() {
         "{e}"
     );
 }
+
+#[test]
+fn ss_interval_samples_every_interval_as_a_per_second_rate() {
+    // ss_interval=2s, ss_dur=10s: a window of 5 samples, each the IOPS of
+    // its two seconds; sampling starts one interval after ss_ramp.
+    let (r, v) = run(
+        "[w]\nrw=randwrite\nbs=4k\niodepth=16\nsize=48m\nnorandommap\ntime_based\nruntime=200s\n\
+         ss=iops_slope:2%\nss_dur=10s\nss_interval=2s\nss_ramp=2s\n",
+    );
+    let s = &r.steadystate[0];
+    assert_eq!(s.attained, 1, "{s:?}");
+    assert_eq!(s.data.iops.len(), 5);
+    let at = s.attained_at_s.unwrap();
+    assert!(at >= 2.0 + 2.0 + 8.0 - 1e-9, "{at}");
+    assert!(
+        (at.round() as u64).is_multiple_of(2),
+        "ticks every 2 s: {at}"
+    );
+    // Per-second rates: the window's mean IOPS times the window's seconds
+    // is about the I/Os done in it (the drive settles near tens of K IOPS).
+    assert!(s.data.iops_mean > 1000, "{:?}", s.data);
+    assert_eq!(v["jobs"][0]["steadystate"]["duration"], 10);
+    // ss_dur must hold whole intervals; the interval whole seconds.
+    for (job, needle) in [
+        (
+            "[w]\nrw=write\nss=iops:5%\nss_dur=5s\nss_interval=2s\n",
+            "whole number of ss_interval",
+        ),
+        (
+            "[w]\nrw=write\nss=iops:5%\nss_dur=5s\nss_interval=500ms\n",
+            "whole seconds",
+        ),
+    ] {
+        let e = ssdlab_core::workload::fio::parse_str(job, "ss.fio").unwrap_err();
+        assert_eq!(e.option.as_deref(), Some("ss_interval"), "{job}: {e}");
+        assert!(e.message.contains(needle), "{job}: {e}");
+    }
+}

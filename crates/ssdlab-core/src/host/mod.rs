@@ -823,7 +823,8 @@ impl Host {
                 self.check_finished(q, now, eq, submit);
             }
         } else {
-            eq.at(now + steady::TICK, Event::SteadyTick { unit });
+            let iv = self.steady[unit as usize].interval();
+            eq.at(now + iv, Event::SteadyTick { unit });
         }
     }
 
@@ -895,7 +896,7 @@ impl Host {
             let u = &mut self.steady[k as usize];
             if u.start.is_none() {
                 u.start = Some(at);
-                eq.at(at + steady::TICK, Event::SteadyTick { unit: k });
+                eq.at(at + u.interval(), Event::SteadyTick { unit: k });
             }
         }
         let h = &mut self.queues[q as usize];

@@ -61,20 +61,32 @@ impl SsUnit {
         }
     }
 
+    /// Time between samples (`ss_interval`).
+    pub(crate) fn interval(&self) -> Time {
+        TICK.times(self.spec.interval_s.max(1) as u64)
+    }
+
+    /// Samples in the window.
+    fn samples(&self) -> usize {
+        (self.spec.dur_s / self.spec.interval_s.max(1)).max(1) as usize
+    }
+
     /// One tick at `now` with the unit's completed (I/Os, bytes) so far;
     /// returns true when steady state is attained.
     pub(crate) fn tick(&mut self, now: Time, done: (u64, u64)) -> bool {
         let start = self.start.unwrap_or(now);
-        if !self.ramp_over && now.saturating_sub(start) >= self.spec.ramp + TICK {
-            // fio: data collection begins one second after ss_ramp.
+        if !self.ramp_over && now.saturating_sub(start) >= self.spec.ramp + self.interval() {
+            // fio: data collection begins one interval after ss_ramp.
             self.ramp_over = true;
         }
-        let (di, db) = (done.0 - self.prev.0, done.1 - self.prev.1);
+        // Per-second rates over the interval (fio normalises likewise).
+        let iv = self.spec.interval_s.max(1) as u64;
+        let (di, db) = ((done.0 - self.prev.0) / iv, (done.1 - self.prev.1) / iv);
         self.prev = done;
         if !self.ramp_over {
             return false;
         }
-        let n = self.spec.dur_s as usize;
+        let n = self.samples();
         self.iops.push_back(di);
         self.bw.push_back(db);
         if self.iops.len() > n {
@@ -127,7 +139,7 @@ impl SsUnit {
             if v.is_empty() {
                 0
             } else {
-                v.iter().sum::<u64>() / self.spec.dur_s as u64
+                v.iter().sum::<u64>() / self.samples() as u64
             }
         };
         SteadyStateOut {
@@ -213,6 +225,7 @@ mod tests {
             limit,
             pct,
             dur_s,
+            interval_s: 1,
             ramp: Time::ZERO,
         };
         let mut u = SsUnit::new(spec, vec![0], "j".into(), 0);
@@ -269,6 +282,7 @@ mod tests {
             pct: true,
             dur_s: 2,
             ramp: TICK.times(2),
+            interval_s: 1,
         };
         let mut u = SsUnit::new(spec, vec![0], "j".into(), 0);
         u.start = Some(Time::ZERO);

@@ -284,10 +284,10 @@ pub enum BufferFill {
 
 /// fio's steady-state criterion (`steadystate=`/`ss=` with
 /// `steadystate_duration=`/`ss_dur=` and `steadystate_ramp_time=`/`ss_ramp=`),
-/// judged as fio does: one sample per second of simulated time (the I/Os
-/// and bytes completed in that second), over a rolling window of `dur_s`
-/// samples; with `group_reporting` over the whole reporting group, else per
-/// job clone.
+/// judged as fio does: one sample per `ss_interval` of simulated time (the
+/// I/Os and bytes completed in it, per second), over a rolling window of
+/// `dur_s` seconds; with `group_reporting` over the whole reporting group,
+/// else per job clone.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SteadyState {
     /// Judge IOPS (`iops`, `iops_slope`); else bandwidth (`bw`, `bw_slope`).
@@ -300,10 +300,13 @@ pub struct SteadyState {
     pub limit: f64,
     /// The limit is a percentage (`iops:10%`).
     pub pct: bool,
-    /// Window length, seconds (samples).
+    /// Window length, seconds.
     pub dur_s: u32,
-    /// Samples start one second after this much time from the job's start.
+    /// Samples start one interval after this much time from the job's start.
     pub ramp: Time,
+    /// Seconds between samples (`ss_interval`; default 1): the window holds
+    /// `dur_s / interval_s` samples, each a per-second rate.
+    pub interval_s: u32,
 }
 
 impl SteadyState {

@@ -78,6 +78,8 @@ pub(super) struct Parser {
     include_stack: Vec<PathBuf>,
     /// The file name given to [`parse_str`](super::parse_str).
     top_file: String,
+    /// The simulated host's `$pagesize`, `$ncpus`, `$mb_memory`, if known.
+    pub(super) keywords: Option<super::HostKeywords>,
 }
 
 impl Parser {
@@ -90,6 +92,7 @@ impl Parser {
             jobs: Jobs::default(),
             include_stack: vec![top],
             top_file: file.to_string(),
+            keywords: None,
         }
     }
 
@@ -244,7 +247,11 @@ impl Parser {
         // (so `filename=${DEV}` needs no DEV).
         let value = match value {
             Some(v) if ignored_reason(key).is_none() => {
-                Some(expand_env(v).map_err(|m| error(file, lineno, Some(key), m))?)
+                let v = expand_env(v).map_err(|m| error(file, lineno, Some(key), m))?;
+                Some(
+                    substitute_keywords(&v, self.keywords.as_ref())
+                        .map_err(|m| error(file, lineno, Some(key), m))?,
+                )
             }
             v => v.map(str::to_string),
         };
@@ -301,6 +308,123 @@ pub(super) fn relative_to(file: &str, name: &str) -> PathBuf {
         Some(dir) => dir.join(p),
         None => p.to_path_buf(),
     }
+}
+
+/// fio's reserved keywords `$pagesize`, `$ncpus`, `$mb_memory` in `v`,
+/// replaced by the simulated host's values; as fio (which hands the result
+/// to `bc`), a value that then is integer arithmetic (`8*$mb_memory`,
+/// `($ncpus/2)`) is evaluated. Values without keywords are returned as they are.
+fn substitute_keywords(v: &str, kw: Option<&super::HostKeywords>) -> Result<String, String> {
+    const WORDS: [&str; 3] = ["$pagesize", "$ncpus", "$mb_memory"];
+    if !WORDS.iter().any(|w| v.contains(w)) {
+        return Ok(v.to_string());
+    }
+    let Some(kw) = kw else {
+        return Err(format!("'{v}': fio's $pagesize, $ncpus and $mb_memory stand for the simulated host's values, which are known only with a device: `ssdlab run` substitutes them from its [host] section"));
+    };
+    let mut out = v.to_string();
+    for w in WORDS {
+        if !out.contains(w) {
+            continue;
+        }
+        let value = match w {
+            "$pagesize" => kw.pagesize,
+            "$ncpus" => kw.ncpus.map(u64::from).ok_or_else(|| {
+                format!("'{v}': $ncpus is the simulated host's CPU count, but host.cores is 0 (one CPU per thread); set host.cores")
+            })?,
+            _ => kw.mb_memory.ok_or_else(|| {
+                format!("'{v}': $mb_memory is the simulated host's memory, but host.memory is 0; set host.memory")
+            })?,
+        };
+        out = out.replace(w, &value.to_string());
+    }
+    if out.contains(['*', '+', '/', '%', '^', '(']) || out.trim_start_matches('-').contains('-') {
+        if !out
+            .chars()
+            .all(|c| c.is_ascii_digit() || "+-*/%^() ".contains(c))
+        {
+            return Err(format!("'{v}' (= '{out}'): arithmetic mixed with units or other text is not supported yet; write the product in bytes (e.g. 8*$mb_memory*1048576)"));
+        }
+        return eval_int(&out)
+            .map(|n| n.to_string())
+            .map_err(|m| format!("'{v}' (= '{out}'): {m}"));
+    }
+    Ok(out)
+}
+
+/// Integer arithmetic with `+ - * / % ^` and parentheses (fio's operators),
+/// usual precedence, `^` right-associative; the result must be non-negative.
+fn eval_int(s: &str) -> Result<u64, String> {
+    fn expr(t: &[u8], i: &mut usize) -> Result<i128, String> {
+        let mut v = term(t, i)?;
+        while *i < t.len() && (t[*i] == b'+' || t[*i] == b'-') {
+            let op = t[*i];
+            *i += 1;
+            let r = term(t, i)?;
+            v = if op == b'+' { v + r } else { v - r };
+        }
+        Ok(v)
+    }
+    fn term(t: &[u8], i: &mut usize) -> Result<i128, String> {
+        let mut v = power(t, i)?;
+        while *i < t.len() && matches!(t[*i], b'*' | b'/' | b'%') {
+            let op = t[*i];
+            *i += 1;
+            let r = power(t, i)?;
+            v = match op {
+                b'*' => v.checked_mul(r).ok_or("overflow")?,
+                _ if r == 0 => return Err("division by zero".into()),
+                b'/' => v / r,
+                _ => v % r,
+            };
+        }
+        Ok(v)
+    }
+    fn power(t: &[u8], i: &mut usize) -> Result<i128, String> {
+        let b = atom(t, i)?;
+        if *i < t.len() && t[*i] == b'^' {
+            *i += 1;
+            let e = power(t, i)?;
+            let e = u32::try_from(e).map_err(|_| "bad exponent".to_string())?;
+            return b.checked_pow(e).ok_or_else(|| "overflow".into());
+        }
+        Ok(b)
+    }
+    fn atom(t: &[u8], i: &mut usize) -> Result<i128, String> {
+        match t.get(*i) {
+            Some(b'(') => {
+                *i += 1;
+                let v = expr(t, i)?;
+                if t.get(*i) != Some(&b')') {
+                    return Err("unbalanced parentheses".into());
+                }
+                *i += 1;
+                Ok(v)
+            }
+            Some(b'-') => {
+                *i += 1;
+                Ok(-atom(t, i)?)
+            }
+            Some(c) if c.is_ascii_digit() => {
+                let start = *i;
+                while *i < t.len() && t[*i].is_ascii_digit() {
+                    *i += 1;
+                }
+                std::str::from_utf8(&t[start..*i])
+                    .ok()
+                    .and_then(|d| d.parse::<i128>().ok())
+                    .ok_or_else(|| "number too large".into())
+            }
+            _ => Err("expected a number or '('".into()),
+        }
+    }
+    let t: Vec<u8> = s.bytes().filter(|c| *c != b' ').collect();
+    let mut i = 0;
+    let v = expr(&t, &mut i)?;
+    if i != t.len() {
+        return Err("unexpected text after the expression".into());
+    }
+    u64::try_from(v).map_err(|_| "the result is negative or too large".into())
 }
 
 /// Replace each `${VAR}` of `v` by the value of the environment variable `VAR`.
@@ -536,6 +660,47 @@ iodepth=1
     }
 
     #[test]
+    fn host_keywords_are_the_simulated_hosts_values() {
+        let kw = super::super::HostKeywords {
+            pagesize: 4096,
+            ncpus: Some(8),
+            mb_memory: Some(16384),
+        };
+        let parse = |t: &str, k: Option<super::super::HostKeywords>| {
+            super::super::parse_str_with(t, "k.fio", k)
+        };
+        let w = parse(
+            "[j]\nbs=$pagesize\nnumjobs=$ncpus\nsize=8*$mb_memory\nio_size=($mb_memory/2)\noffset=$mb_memorym\n",
+            Some(kw),
+        )
+        .unwrap();
+        let j = &w.jobs[0];
+        assert_eq!((j.bs, j.numjobs), (4096, 8));
+        assert_eq!(j.size, Some(8 * 16384), "bytes, as fio: 8*16384");
+        assert_eq!(j.io_size, Some(8192));
+        assert_eq!(j.offset, 16384 << 20, "a unit after the keyword applies");
+        for (t, k, needle) in [
+            ("[j]\nsize=$mb_memory\n", None, "known only with a device"),
+            (
+                "[j]\nnumjobs=$ncpus\n",
+                Some(super::super::HostKeywords { ncpus: None, ..kw }),
+                "host.cores is 0",
+            ),
+            (
+                "[j]\nsize=2*$mb_memorym\n",
+                Some(kw),
+                "arithmetic mixed with units",
+            ),
+            ("[j]\nsize=$mb_memory/0\n", Some(kw), "division by zero"),
+            ("[j]\nsize=($mb_memory\n", Some(kw), "unbalanced"),
+        ] {
+            let e = parse(t, k).unwrap_err();
+            assert_eq!(e.line, 2, "{t}");
+            assert!(e.message.contains(needle), "{t}: {e}");
+        }
+    }
+
+    #[test]
     fn include_pastes_options_in_place() {
         let dir = temp_dir("include");
         assert!(std::fs::create_dir_all(dir.join("inc/deeper")).is_ok());
@@ -655,6 +820,6 @@ iodepth=1
         assert_eq!(w.ignored[0].option, "filename");
         assert_value_err("bs=${}", "bs", "empty variable name");
         // fio's keywords are still unsupported (and not taken for variables).
-        assert_value_err("size=$mb_memory", "size", "keyword substitution");
+        assert_value_err("size=$mb_memory", "size", "simulated host");
     }
 }

@@ -188,7 +188,15 @@ impl Jobs {
         }
         spec.group = self.group;
         match (s.ss, &s.ss_dur) {
-            (Some((iops, slope, limit, pct)), Some((dur_s, _))) => {
+            (Some((iops, slope, limit, pct)), Some((dur_s, at))) => {
+                let interval_s = s.ss_interval.as_ref().map_or(1, |i| i.0);
+                if *dur_s % interval_s != 0 || *dur_s < interval_s {
+                    let at = s.ss_interval.as_ref().map_or(at, |i| &i.1);
+                    return Err(at.err(format!(
+                        "job '{}': ss_dur ({dur_s} s) must be a whole number of ss_interval ({interval_s} s) samples",
+                        spec.name
+                    )));
+                }
                 spec.steadystate = Some(SteadyState {
                     iops,
                     slope,
@@ -196,6 +204,7 @@ impl Jobs {
                     pct,
                     dur_s: *dur_s,
                     ramp: s.ss_ramp,
+                    interval_s,
                 });
             }
             (None, Some((_, at))) => {

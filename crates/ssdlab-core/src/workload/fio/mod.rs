@@ -122,9 +122,32 @@ use std::path::Path;
 /// `read_iolog` paths are relative to its directory. A read failure is
 /// reported as a [`WorkloadError`] with line 0.
 pub fn parse_file(path: &Path) -> Result<Workload, WorkloadError> {
+    parse_file_with(path, None)
+}
+
+/// The simulated host's values of fio's reserved keywords: `$pagesize`
+/// (the host's page: the drive's mapping unit, which the page cache uses),
+/// `$ncpus` (`host.cores`; `None` when it is 0, one CPU per thread) and
+/// `$mb_memory` (`host.memory` in MiB; `None` when it is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostKeywords {
+    /// `$pagesize`, bytes.
+    pub pagesize: u64,
+    /// `$ncpus`.
+    pub ncpus: Option<u32>,
+    /// `$mb_memory`, MiB.
+    pub mb_memory: Option<u64>,
+}
+
+/// [`parse_file`] with the simulated host's keyword values (`None`: a job
+/// file using `$pagesize`, `$ncpus` or `$mb_memory` is an error saying so).
+pub fn parse_file_with(
+    path: &Path,
+    keywords: Option<HostKeywords>,
+) -> Result<Workload, WorkloadError> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_str(&text, &file),
+        Ok(text) => parse_str_with(&text, &file, keywords),
         Err(e) => Err(WorkloadError {
             file,
             line: 0,
@@ -143,7 +166,17 @@ pub fn parse_file(path: &Path) -> Result<Workload, WorkloadError> {
 /// once. Fails on the first unsupported option, invalid value, malformed
 /// line, or if the file defines no job.
 pub fn parse_str(text: &str, file: &str) -> Result<Workload, WorkloadError> {
+    parse_str_with(text, file, None)
+}
+
+/// [`parse_str`] with the simulated host's keyword values.
+pub fn parse_str_with(
+    text: &str,
+    file: &str,
+    keywords: Option<HostKeywords>,
+) -> Result<Workload, WorkloadError> {
     let mut parser = Parser::new(file);
+    parser.keywords = keywords;
     parser.read_text(text, file, false)?;
     parser.finish()
 }

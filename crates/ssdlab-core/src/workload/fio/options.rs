@@ -22,7 +22,7 @@ const SUPPORTED: &str = "rw/readwrite (with ':N' modifier), rw_sequencer, rwmixr
      rate, rate_iops, \
      rate_process, thinktime, thinktime_blocks, thinktime_blocks_type, thinktime_iotime, \
      stonewall/wait_for_previous, new_group, wait_for, steadystate/ss, steadystate_duration/ss_dur, \
-     steadystate_ramp_time/ss_ramp, read_iolog, replay_no_stall, \
+     steadystate_ramp_time/ss_ramp, steadystate_check_interval/ss_interval, read_iolog, replay_no_stall, \
      replay_time_scale, loops, startdelay, exitall, include, ssdlab_trace (+ ssdlab_trace_format, ssdlab_replay, \
      ssdlab_trace_speed, ssdlab_trace_device, ssdlab_trace_start, ssdlab_trace_end, \
      ssdlab_trace_remap), ssdlab_sq_priority, ssdlab_pattern, ssdlab_hot_space, \
@@ -81,6 +81,8 @@ const VALUED: &[&str] = &[
     "ss_dur",
     "steadystate_ramp_time",
     "ss_ramp",
+    "steadystate_check_interval",
+    "ss_interval",
     "read_iolog",
     "replay_time_scale",
     "loops",
@@ -160,6 +162,8 @@ pub(super) struct Settings {
     pub(super) ss_dur: Option<(u32, Loc)>,
     /// `steadystate_ramp_time=`/`ss_ramp=`.
     pub(super) ss_ramp: Time,
+    /// `steadystate_check_interval=`/`ss_interval=` (whole seconds) and where it was set.
+    pub(super) ss_interval: Option<(u32, Loc)>,
     /// fio's verify options as given.
     pub(super) verify: VerifyOptions,
 }
@@ -311,6 +315,7 @@ impl Default for Settings {
             ss: None,
             ss_dur: None,
             ss_ramp: Time::ZERO,
+            ss_interval: None,
             verify: VerifyOptions::default(),
         }
     }
@@ -408,6 +413,45 @@ pub(super) fn apply(section: &mut Section, at: &Loc, value: Option<&str>) -> Res
             if parse_flag(value)? {
                 s.spec.buffer = crate::workload::BufferFill::Zero;
             }
+        }
+        "zonemode"
+        | "zonesize"
+        | "zonecapacity"
+        | "zonerange"
+        | "zoneskip"
+        | "read_beyond_wp"
+        | "max_open_zones"
+        | "job_max_open_zones"
+        | "ignore_zone_limits"
+        | "zone_reset_threshold"
+        | "zone_reset_frequency"
+        | "recover_zbd_write_error"
+        | "write_zone_remainder" => {
+            return Err(
+                "zoned block devices (ZNS, zonemode) are not modelled: the simulated drive \
+                 exposes one conventional namespace"
+                    .into(),
+            )
+        }
+        "fdp" | "dataplacement" | "plid_select" | "plids" | "dp_scheme" | "write_hint" => {
+            return Err(
+                "NVMe data placement (FDP, streams, write hints) is not modelled yet: the FTL \
+                 places every write the same way"
+                    .into(),
+            )
+        }
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run"
+        | "max_latency" => {
+            return Err(
+                "fio's latency-target profiling (searching the queue depth that meets a \
+                 latency) is not modelled yet; sweep iodepth instead"
+                    .into(),
+            )
+        }
+        "flow" | "flow_id" | "flow_watermark" | "flow_sleep" => {
+            return Err(
+                "fio's flow control between jobs is not modelled yet; use rate or thinktime".into(),
+            )
         }
         "verify_offset"
         | "verify_pattern_interval"
@@ -691,6 +735,18 @@ fn apply_valued(section: &mut Section, at: &Loc, v: &str) -> Result<(), String> 
             st.ss_dur = (s > 0).then(|| (s, at.clone()));
         }
         "steadystate_ramp_time" | "ss_ramp" => st.ss_ramp = parse_time(v)?,
+        "steadystate_check_interval" | "ss_interval" => {
+            let t = parse_time(v)?;
+            let s = t.0 / 1_000_000_000_000;
+            if s == 0 || s * 1_000_000_000_000 != t.0 {
+                // fio divides by the interval in whole seconds.
+                return Err(format!(
+                    "'{v}': fio samples steady state at whole seconds; give at least 1s"
+                ));
+            }
+            let s = u32::try_from(s).map_err(|_| format!("'{v}' is too long"))?;
+            st.ss_interval = Some((s, at.clone()));
+        }
         "verify" => st.verify.method = Some((parse_verify_method(v)?, at.clone())),
         "verify_pattern" => {
             st.verify.pattern = Some(parse_pattern(v)?);
@@ -968,6 +1024,17 @@ pub(super) fn ignored_reason(key: &str) -> Option<&'static str> {
             "the simulated drive returns no I/O errors"
         }
         "allrandrepeat" => "every ssdlab random stream is seeded from the run seed (reruns repeat)",
+        "log_entries" | "log_window_value" | "log_prio" | "log_issue_time" | "log_compression_cpus"
+        | "log_alternate_epoch" | "log_alternate_epoch_clock_id" | "bwavgtime" | "iopsavgtime"
+        | "disk_util" | "gtod_cpu" | "job_start_clock_id" | "block_error_percentiles"
+        | "unit_base" => {
+            "ssdlab's statistics and time series are its own (--sample-interval, fio-json's layout)"
+        }
+        "cgroup" | "cgroup_nodelete" | "cgroup_weight" | "uid" | "gid" | "comm"
+        | "hugepage-size" | "priohint" | "gpu_dev_id" => {
+            "host processes, cgroups, credentials and memory placement are not modelled"
+        }
+        "exec_prerun" | "exec_postrun" => "a simulation runs no commands before or after a job",
         _ => return None,
     })
 }
@@ -1200,6 +1267,22 @@ group_reporting
             let e = parse_str(&format!("[a]\n{opt}\n"), "g.fio").unwrap_err();
             assert!(e.message.contains("file system"), "{opt}: {e}");
         }
+    }
+
+    #[test]
+    fn option_families_are_refused_or_ignored_with_their_reason() {
+        for (opt, needle) in [
+            ("zonemode=zbd", "zoned block devices"),
+            ("write_hint=short", "data placement"),
+            ("latency_target=1ms", "latency-target"),
+            ("flow=2", "flow control"),
+        ] {
+            let key = opt.split('=').next().unwrap_or(opt);
+            assert_value_err(opt, key, needle);
+        }
+        let w = parse_str("[j]\nlog_entries=1024\ncgroup=x\nexec_prerun=ls\n", "g.fio").unwrap();
+        let names: Vec<&str> = w.ignored.iter().map(|i| i.option.as_str()).collect();
+        assert_eq!(names, ["log_entries", "cgroup", "exec_prerun"]);
     }
 
     #[test]

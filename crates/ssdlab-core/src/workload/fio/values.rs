@@ -769,7 +769,7 @@ mod tests {
         assert_value_err("size=99999999999999999999", "size", "too large");
         assert_value_err("offset=0xZZ", "offset", "not a hexadecimal number");
         assert_value_err("size=(1024*1024)", "size", "arithmetic expressions");
-        assert_value_err("bs=$pagesize", "bs", "keyword substitution");
+        assert_value_err("bs=$pagesize", "bs", "simulated host");
         assert_value_err("size=10z", "size", "unknown unit suffix 'z'");
         // Counts.
         assert_value_err("iodepth=0", "iodepth", "at least 1");
