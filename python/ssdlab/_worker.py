@@ -90,9 +90,11 @@ def _handles(task: Task) -> Tuple[Any, Any]:
             from .system import job_for_system
 
             j = job_for_system(j, drives)
-        return j._handle()
+        return j._handle(target.host_keywords)
 
-    jkey = "j" + json.dumps([jtext, jsource, jname, opts, drives], sort_keys=True, default=repr)
+    # A job using fio's host keywords depends on the host it runs on.
+    host = list(target.host_keywords) if "$" in jtext else None
+    jkey = "j" + json.dumps([jtext, jsource, jname, opts, drives, host], sort_keys=True, default=repr)
     return target, _cached(jkey, job)
 
 

@@ -93,7 +93,15 @@ class Job:
         self._source = source
         self._name = name
         self._h: Optional[_core.WorkloadHandle] = None
-        self._handle()
+        if self._uses_keywords():
+            # $pagesize/$ncpus/$mb_memory take the values of the host it runs
+            # on; check everything else now, with stand-in values.
+            _core.parse_fio(self._text, self._source, self._name, (4096, 1, 1024))
+        else:
+            self._handle()
+
+    def _uses_keywords(self) -> bool:
+        return any(k in self._text for k in ("$pagesize", "$ncpus", "$mb_memory"))
 
     @classmethod
     def _make(cls, text: str, source: str, name: Optional[str] = None) -> "Job":
@@ -227,7 +235,11 @@ class Job:
 
     # -- internals ----------------------------------------------------------
 
-    def _handle(self) -> "_core.WorkloadHandle":
+    def _handle(self, host: Optional[Tuple[int, Optional[int], Optional[int]]] = None) -> "_core.WorkloadHandle":
+        """The parsed job; ``host``: the ``host_keywords`` of the device or
+        system it runs on, for fio's ``$pagesize``, ``$ncpus``, ``$mb_memory``."""
+        if self._uses_keywords():
+            return _core.parse_fio(self._text, self._source, self._name, host)
         if self._h is None:
             self._h = _core.parse_fio(self._text, self._source, self._name)
         return self._h

@@ -128,9 +128,10 @@ def run(
     elif callable(progress):
         cb = progress
     try:
+        handle = dev._handle()
         text, core_s = _core.run(
-            dev._handle(),
-            job._handle(),
+            handle,
+            job._handle(handle.host_keywords),
             seed=seed,
             precondition=precondition,
             sample_interval=interval_text(sample_interval),

@@ -370,3 +370,18 @@ def test_verify_on_the_data_store_from_python():
     assert "data_store" in str(e.value)
     with pytest.raises(ValueError):
         ssdlab.run(Device.preset("pm9a3-960g"), job, data_store="")
+
+
+def test_fio_host_keywords_take_the_devices_host_values():
+    # $ncpus and $mb_memory are the simulated host's (host.cores, host.memory).
+    job = Job.from_fio_text("[j]\nrw=randread\nbs=$pagesize\nnumjobs=$ncpus\nsize=$mb_memory*4096\nnumber_ios=100\n")
+    dev = Device.preset("pm9a3-960g").with_(host__cores=4, host__memory="1GiB")
+    r = ssdlab.run(dev, job, precondition="fresh")
+    assert r.read.ios == 4 * 100
+    assert r.read.bytes == 4 * 100 * 4096
+    with pytest.raises(WorkloadError) as e:
+        ssdlab.run(Device.preset("pm9a3-960g"), job, precondition="fresh")
+    assert "host.cores is 0" in str(e.value)
+    # Other mistakes in such a job are still caught when it is made.
+    with pytest.raises(WorkloadError):
+        Job.from_fio_text("[j]\nrw=bogus\nnumjobs=$ncpus\n")

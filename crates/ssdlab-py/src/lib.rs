@@ -165,6 +165,12 @@ impl DeviceHandle {
     fn memory_bytes(&self) -> u64 {
         ssdlab_core::device::memory_estimate(&self.dev)
     }
+    /// fio's `$pagesize`, `$ncpus`, `$mb_memory` on this device's host
+    /// (`None` for a value the host leaves at 0).
+    #[getter]
+    fn host_keywords(&self) -> (u64, Option<u32>, Option<u64>) {
+        keywords_of(&self.dev.host, &self.dev)
+    }
     /// The resolved, typed configuration as JSON (times in ps, sizes in bytes).
     fn resolved_json(&self) -> PyResult<String> {
         serde_json::to_string(&self.dev).map_err(|e| PyValueError::new_err(e.to_string()))
@@ -256,6 +262,11 @@ struct SystemHandle {
 
 #[pymethods]
 impl SystemHandle {
+    /// fio's `$pagesize`, `$ncpus`, `$mb_memory` on this system's host.
+    #[getter]
+    fn host_keywords(&self) -> (u64, Option<u32>, Option<u64>) {
+        keywords_of(&self.cfg.host, &self.cfg.drives[0].device)
+    }
     /// System name.
     #[getter]
     fn name(&self) -> String {
@@ -532,18 +543,36 @@ fn load_system(
 /// Parse a fio job file's text; `file` names it in errors. Raises
 /// `ssdlab.WorkloadError` (file, line, option, message).
 #[pyfunction]
-#[pyo3(signature = (text, file, name = None))]
+#[pyo3(signature = (text, file, name = None, keywords = None))]
 fn parse_fio(
     py: Python<'_>,
     text: &str,
     file: &str,
     name: Option<String>,
+    keywords: Option<(u64, Option<u32>, Option<u64>)>,
 ) -> PyResult<WorkloadHandle> {
-    let wl = fio::parse_str(text, file).map_err(|e| workload_error(py, e))?;
+    let kw = keywords.map(|(pagesize, ncpus, mb_memory)| fio::HostKeywords {
+        pagesize,
+        ncpus,
+        mb_memory,
+    });
+    let wl = fio::parse_str_with(text, file, kw).map_err(|e| workload_error(py, e))?;
     Ok(WorkloadHandle {
         wl,
         name: name.unwrap_or_else(|| file.to_string()),
     })
+}
+
+/// fio's keyword values of a host and its (first) drive.
+fn keywords_of(
+    host: &ssdlab_core::config::HostConfig,
+    dev: &Device,
+) -> (u64, Option<u32>, Option<u64>) {
+    (
+        dev.ftl.mapping_unit.0,
+        (host.cores > 0).then_some(host.cores),
+        (host.memory.0 > 0).then_some(host.memory.0 >> 20),
+    )
 }
 
 /// The built-in default workload (4 KiB random read, QD32, 1M I/Os).
