@@ -5,43 +5,17 @@
 //! kept in a file; and verify without a store is refused with how to turn
 //! it on.
 
-use ssdlab_core::config::{Device, DeviceFile};
+mod common;
+
+use ssdlab_core::config::Device;
 use ssdlab_core::device::store::StoreSpec;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{fio_output, simulate_with_jobs, Precondition, RunSpec};
 
-/// A small SLC drive (2 channels x 2 dies, 64 MiB raw, 25 % spare): a few
-/// passes of random overwrites keep garbage collection busy.
+/// A small SLC drive: a few passes of random overwrites keep garbage
+/// collection busy.
 fn small() -> Device {
-    let text = r#"
-name = "small"
-[pcie]
-generation = 3
-lanes = 4
-[cache]
-write_buffer = "256KiB"
-[ftl]
-over_provisioning = "25%"
-gc_threshold = 3
-gc_hard_threshold = 2
-[nand]
-channels = 2
-chips_per_channel = 2
-dies_per_chip = 1
-planes_per_die = 1
-blocks_per_plane = 64
-pages_per_block = 64
-page_size = "4KiB"
-cell = "slc"
-t_read = ["25us"]
-t_prog = ["200us"]
-t_erase = "2ms"
-bus_bandwidth = "400MB/s"
-"#;
-    DeviceFile::from_toml_str(text, "small")
-        .unwrap()
-        .resolve("small")
-        .unwrap()
+    common::small_slc()
 }
 
 fn spec(job: &str, store: Option<StoreSpec>, pre: Precondition) -> RunSpec {

@@ -4,7 +4,9 @@
 //! flash first if it is only on flash, nothing to read if never written),
 //! counted in the report with the byte WAF they cause.
 
-use ssdlab_core::config::{Device, DeviceFile};
+mod common;
+
+use ssdlab_core::config::Device;
 use ssdlab_core::device::store::StoreSpec;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_with_jobs, Precondition, Report, RunSpec};
@@ -35,10 +37,7 @@ t_prog = ["200us"]
 t_erase = "2ms"
 bus_bandwidth = "400MB/s"
 "#;
-    DeviceFile::from_toml_str(text, "one-die")
-        .unwrap()
-        .resolve("one-die")
-        .unwrap()
+    common::device(text, "one-die")
 }
 
 fn run_dev(dev: Device, job: &str, pre: Precondition, store: Option<StoreSpec>) -> Report {

@@ -3,43 +3,16 @@
 //! arithmetic, fio-json carries fio's `steadystate` object, and bad options
 //! are refused by file, line and key.
 
-use ssdlab_core::config::{Device, DeviceFile};
+mod common;
+
+use ssdlab_core::config::Device;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{fio_output, simulate_with_jobs, Precondition, RunSpec};
 
-/// A small SLC drive (2 channels x 2 dies, 25 % spare) whose random-write
-/// rate falls once garbage collection starts: a fresh drive is not steady
-/// at first, then settles.
+/// The small SLC drive, whose random-write rate falls once garbage
+/// collection starts: a fresh drive is not steady at first, then settles.
 fn small() -> Device {
-    let text = r#"
-name = "small"
-[pcie]
-generation = 3
-lanes = 4
-[cache]
-write_buffer = "256KiB"
-[ftl]
-over_provisioning = "25%"
-gc_threshold = 3
-gc_hard_threshold = 2
-[nand]
-channels = 2
-chips_per_channel = 2
-dies_per_chip = 1
-planes_per_die = 1
-blocks_per_plane = 64
-pages_per_block = 64
-page_size = "4KiB"
-cell = "slc"
-t_read = ["25us"]
-t_prog = ["200us"]
-t_erase = "2ms"
-bus_bandwidth = "400MB/s"
-"#;
-    DeviceFile::from_toml_str(text, "small")
-        .unwrap()
-        .resolve("small")
-        .unwrap()
+    common::small_slc()
 }
 
 fn run(job: &str) -> (ssdlab_core::Report, serde_json::Value) {

@@ -261,11 +261,7 @@ pub(crate) fn check(
         VerifyMethod::Null => return Ok(()),
         VerifyMethod::Pattern => {
             let p = v.pattern.as_deref().unwrap_or(&[0]);
-            if let Some(i) = data
-                .iter()
-                .enumerate()
-                .position(|(i, &b)| b != p[i % p.len()])
-            {
+            if let Some(i) = pattern_mismatch(p, data) {
                 return Err(format!(
                     "pattern: verify failed at {}: byte {i} is 0x{:02x}, wanted 0x{:02x}",
                     where_(offset, len),
@@ -328,11 +324,7 @@ pub(crate) fn check(
         let body = &chunk[HEADER + dl..];
         if v.method == VerifyMethod::PatternHdr {
             let p = v.pattern.as_deref().unwrap_or(&[0]);
-            if let Some(k) = body
-                .iter()
-                .enumerate()
-                .position(|(k, &b)| b != p[k % p.len()])
-            {
+            if let Some(k) = pattern_mismatch(p, body) {
                 return Err(format!(
                     "pattern: verify failed at {}: data byte {k} after the header differs",
                     where_(at, chunk.len())
@@ -353,6 +345,13 @@ pub(crate) fn check(
         }
     }
     Ok(())
+}
+
+/// The first byte of `data` that is not `pattern` repeated from its start.
+fn pattern_mismatch(pattern: &[u8], data: &[u8]) -> Option<usize> {
+    data.iter()
+        .enumerate()
+        .position(|(i, &b)| b != pattern[i % pattern.len()])
 }
 
 fn hex(b: &[u8]) -> String {
