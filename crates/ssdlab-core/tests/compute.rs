@@ -1,6 +1,7 @@
 //! Controller compute and power: analytic cases, conservation, monotonicity,
 //! and the seed 000 / seed 004 validation scenarios.
 
+mod common;
 use ssdlab_core::config::{Device, DeviceFile};
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec};
@@ -12,10 +13,7 @@ fn device(clock: &str, fetch_cycles: u64, power: bool) -> Device {
 }
 
 fn resolve(text: &str) -> Device {
-    DeviceFile::from_toml_str(text, "compute")
-        .unwrap()
-        .resolve("compute")
-        .unwrap_or_else(|e| panic!("{e}"))
+    common::device(text, "compute")
 }
 
 /// The same drive with the fetch stage on a core of its own: with one

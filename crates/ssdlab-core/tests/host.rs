@@ -2,7 +2,9 @@
 //! (`stonewall`, `wait_for`), rate caps, think time, trims (deallocate),
 //! flushes with and without power-loss protection, and iolog replay as a job.
 
-use ssdlab_core::config::{Device, DeviceFile};
+mod common;
+
+use ssdlab_core::config::Device;
 use ssdlab_core::units::Time;
 use ssdlab_core::workload::{
     JobSpec, Op, RateProcess, Replay, RwPattern, TraceSpec, TrimMode, Workload,
@@ -37,10 +39,7 @@ t_erase = "2ms"
 bus_bandwidth = "400MB/s"
 "#
     );
-    DeviceFile::from_toml_str(&text, "host-test")
-        .expect("valid toml")
-        .resolve("host-test")
-        .expect("valid device")
+    common::device(&text, "host-test")
 }
 
 fn job(name: &str, random: bool, read_pct: u32, n: u64, qd: u32) -> JobSpec {
@@ -585,10 +584,7 @@ t_prog = ["200us"]
 t_erase = "2ms"
 bus_bandwidth = "400MB/s"
 "#;
-    let dev = DeviceFile::from_toml_str(text, "flush-pad")
-        .expect("toml")
-        .resolve("flush-pad")
-        .expect("device");
+    let dev = common::device(text, "flush-pad");
     let mut j = job("w", true, 0, 4000, 32);
     j.size = Some(16 << 20);
     j.fsync = 32;

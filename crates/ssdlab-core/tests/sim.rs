@@ -1,6 +1,7 @@
 //! Integration tests: analytic cases, scheduler models, determinism, GC and
 //! invariants through the timed drive, and bad input.
 
+mod common;
 use ssdlab_core::config::{Device, DeviceFile};
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
@@ -54,10 +55,7 @@ t_cmd = "100ns"
 {extra}
 "#
     );
-    DeviceFile::from_toml_str(&text, "analytic")
-        .unwrap()
-        .resolve("analytic")
-        .unwrap()
+    common::device(&text, "analytic")
 }
 
 /// The analytic device with a fast link (Gen3 x4), so flash is the bottleneck.

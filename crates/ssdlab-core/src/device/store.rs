@@ -51,7 +51,7 @@ impl StoreSpec {
         match s {
             "" => Err("empty data store (expected on, memory, or a file path)".into()),
             "on" | "auto" => Ok(StoreSpec::Auto),
-            "memory" | "mem" => Ok(StoreSpec::Memory),
+            "memory" => Ok(StoreSpec::Memory),
             _ => {
                 let p = s.strip_prefix("file:").unwrap_or(s);
                 if p.is_empty() {

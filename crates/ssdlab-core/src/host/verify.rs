@@ -203,16 +203,9 @@ pub(crate) fn interval(v: &VerifySpec, len: usize) -> usize {
     }
 }
 
+/// The method's code in the header (its position in `VerifyMethod`, from 1).
 fn method_code(m: VerifyMethod) -> u8 {
-    use VerifyMethod::*;
-    [
-        Md5, Crc64, Crc32, Crc32c, Crc16, Crc7, Sha1, Sha256, Sha512, Sha3_224, Sha3_256, Sha3_384,
-        Sha3_512, Xxhash, Meta, Pattern, PatternHdr, Null,
-    ]
-    .iter()
-    .position(|&x| x == m)
-    .unwrap_or(0) as u8
-        + 1
+    m as u8 + 1
 }
 
 fn put_header(
@@ -415,17 +408,14 @@ impl Log {
     pub(crate) fn done(&mut self, d: u16, off: u64, numberio: u64) {
         match self {
             Log::List(l) => {
-                // Pieces are in write-number order.
+                // Every write of the job is logged, in write-number order,
+                // and only the front is taken: the piece is found by index.
                 let first = l.front().map_or(0, |p| p.numberio);
-                if let Some(i) = numberio.checked_sub(first) {
-                    if let Some(p) = l.get_mut(i as usize) {
-                        if p.numberio == numberio {
-                            p.done = true;
-                            return;
-                        }
-                    }
-                }
-                if let Some(p) = l.iter_mut().find(|p| p.numberio == numberio) {
+                if let Some(p) = numberio
+                    .checked_sub(first)
+                    .and_then(|i| l.get_mut(i as usize))
+                    .filter(|p| p.numberio == numberio)
+                {
                     p.done = true;
                 }
             }

@@ -106,11 +106,13 @@
 // `options` gives each option its meaning; `jobs` builds the `JobSpec`s from
 // finished sections.
 mod grammar;
+mod ignored;
 mod jobs;
 mod options;
 #[cfg(test)]
 mod test_util;
 mod values;
+mod verify_opts;
 
 use super::{Workload, WorkloadError};
 use grammar::Parser;

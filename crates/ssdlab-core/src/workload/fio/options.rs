@@ -3,14 +3,17 @@
 //! supported options, and the options accepted but ignored, with the reason.
 
 use super::grammar::{relative_to, Loc};
+pub(super) use super::ignored::{ignore, ignored_reason};
 use super::values::{
     parse_bsrange, parse_bssplit, parse_count, parse_distribution, parse_flag, parse_int, parse_rw,
     parse_rw_modifier, parse_size, parse_time, parse_time_unit, per_dir, KbBase, RwKind,
     RwModifier, PS_PER_US,
 };
+pub(super) use super::verify_opts::VerifyOptions;
+use super::verify_opts::{parse_pattern, parse_verify_method};
 use crate::units::Time;
 use crate::workload::trace::{TraceFilter, TraceFormat};
-use crate::workload::{Distribution, IgnoredOption, JobSpec, RateProcess, Sequencer, VerifyMethod};
+use crate::workload::{Distribution, JobSpec, RateProcess, Sequencer};
 use std::path::PathBuf;
 
 /// Options that are parsed and applied to [`JobSpec`] (aliases included).
@@ -166,109 +169,6 @@ pub(super) struct Settings {
     pub(super) ss_interval: Option<(u32, Loc)>,
     /// fio's verify options as given.
     pub(super) verify: VerifyOptions,
-}
-
-/// fio's verify options as given (built into a [`crate::workload::VerifySpec`]
-/// when the job is finished).
-#[derive(Debug, Clone)]
-pub(super) struct VerifyOptions {
-    /// `verify=`: a method, or `Some(None)` for `verify=0`; and where.
-    pub(super) method: Option<(Option<VerifyMethod>, Loc)>,
-    pub(super) pattern: Option<Vec<u8>>,
-    pub(super) interval: Option<u64>,
-    pub(super) do_verify: bool,
-    pub(super) verify_only: bool,
-    pub(super) backlog: u64,
-    pub(super) batch: u64,
-    pub(super) fatal: bool,
-    /// The verify sub-options given (listed as ignored without `verify`).
-    pub(super) given: Vec<String>,
-}
-
-impl Default for VerifyOptions {
-    fn default() -> Self {
-        VerifyOptions {
-            method: None,
-            pattern: None,
-            interval: None,
-            do_verify: true,
-            verify_only: false,
-            backlog: 0,
-            batch: 0,
-            fatal: false,
-            given: Vec::new(),
-        }
-    }
-}
-
-/// fio's pattern syntax for `verify_pattern` / `buffer_pattern`: hex
-/// (`0xdeadbeef`, bytes in the order written) and quoted strings
-/// (`"abc"`, `'abc'`), concatenated.
-fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let mut rest = v.trim();
-    while !rest.is_empty() {
-        if let Some(h) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
-            let n = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());
-            let digits = &h[..n];
-            if digits.is_empty() {
-                return Err(format!("'{v}': '0x' needs hex digits"));
-            }
-            let padded = if digits.len() % 2 == 1 {
-                format!("0{digits}")
-            } else {
-                digits.to_string()
-            };
-            for i in (0..padded.len()).step_by(2) {
-                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string())?);
-            }
-            rest = h[n..].trim_start();
-        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-            let body = &rest[1..];
-            let end = body
-                .find(q)
-                .ok_or_else(|| format!("'{v}': a quoted string is not closed"))?;
-            out.extend_from_slice(&body.as_bytes()[..end]);
-            rest = body[end + 1..].trim_start();
-        } else {
-            return Err(format!(
-                "'{v}': give the pattern as hex (0xdeadbeef) or quoted strings (\"abc\"), \
-                 concatenated; decimal numbers and %o formats are not supported yet"
-            ));
-        }
-        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
-    }
-    if out.is_empty() {
-        return Err(format!("'{v}': the pattern is empty"));
-    }
-    Ok(out)
-}
-
-/// `verify=`: fio's method names.
-fn parse_verify_method(v: &str) -> Result<Option<VerifyMethod>, String> {
-    use VerifyMethod::*;
-    Ok(Some(match v {
-        "0" | "none" => return Ok(None),
-        "md5" => Md5,
-        "crc64" => Crc64,
-        "crc32" => Crc32,
-        "crc32c" | "crc32c-intel" => Crc32c,
-        "crc16" => Crc16,
-        "crc7" => Crc7,
-        "sha1" => Sha1,
-        "sha256" => Sha256,
-        "sha512" => Sha512,
-        "sha3-224" => Sha3_224,
-        "sha3-256" => Sha3_256,
-        "sha3-384" => Sha3_384,
-        "sha3-512" => Sha3_512,
-        "xxhash" => Xxhash,
-        "meta" => Meta,
-        "pattern" => Pattern,
-        "pattern_hdr" => PatternHdr,
-        "null" => Null,
-        o => return Err(format!("'{o}' is not a verify method (expected md5, crc64, crc32, crc32c, crc32c-intel, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, pattern_hdr, null or 0)")),
-    }))
 }
 
 /// `ssdlab_trace=FILE` and `ssdlab_trace_*` (ssdlab options fio ignores):
@@ -907,136 +807,6 @@ fn set_rw<T>(dst: &mut [T; 2], src: [Option<T>; 3]) -> Option<T> {
         dst[1] = w;
     }
     trim
-}
-
-/// Record an ignored option unless it is already listed.
-pub(super) fn ignore(ignored: &mut Vec<IgnoredOption>, option: &str, reason: &str) {
-    if !ignored.iter().any(|i| i.option == option) {
-        ignored.push(IgnoredOption {
-            option: option.to_string(),
-            reason: reason.to_string(),
-        });
-    }
-}
-
-/// Why an option is accepted but has no effect, or `None` if it is not such an option.
-pub(super) fn ignored_reason(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "ioengine" => "the simulator is the I/O engine",
-        "invalidate" => "the page cache starts empty for every job",
-        "filename" | "directory" | "filename_format" => "the simulated drive is the target",
-        "group_reporting" => {
-            "applies to --output-format fio / fio-json (one entry per reporting group); \
-             ssdlab's own report is per direction for the whole run"
-        }
-        "name" => "the section name names the job",
-        "description" => "free text with no effect on the I/O",
-        "thread" => "host threads and processes are not modelled",
-        "iodepth_batch"
-        | "iodepth_batch_submit"
-        | "iodepth_batch_complete_min"
-        | "iodepth_batch_complete" => "the NVMe queue model submits each I/O as it is generated",
-        "gtod_reduce" | "clocksource" => {
-            "simulated time is exact; host clock settings do not apply"
-        }
-        "per_job_logs" | "write_bw_log" | "write_lat_log" | "write_iops_log" | "log_avg_msec" => {
-            "time series are produced by ssdlab itself"
-        }
-        "output-format" => "ssdlab writes its own report",
-        "io_submit_mode" => {
-            "the NVMe queue model submits each I/O as it is generated (inline and offload \
-             submission look the same to the drive)"
-        }
-        "random_generator" => {
-            "ssdlab draws random offsets from its own seeded generator; with the random map \
-             (the default) every block is hit once per pass, as lfsr guarantees"
-        }
-        "cmd_type" => {
-            "the simulated drive is the NVMe device: the job's reads and writes reach it as \
-             NVMe commands whether passed through (io_uring_cmd) or not"
-        }
-        "rate_min" | "ratemin" | "rate_iops_min" | "rate_cycle" => {
-            "fio aborts a job that falls below rate_min; ssdlab reports the achieved rate instead"
-        }
-        "thinktime_spin" => {
-            "spinning and sleeping look the same to the drive; thinktime is the total idle time"
-        }
-        "replay_redirect" => "the simulated drive is the target of the replay",
-        "cpus_allowed"
-        | "cpus_allowed_policy"
-        | "cpumask"
-        | "numa_cpu_nodes"
-        | "numa_mem_policy"
-        | "nice"
-        | "prio"
-        | "prioclass"
-        | "ioscheduler" => {
-            "host CPU placement and scheduling are not modelled (one host CPU per job clone)"
-        }
-        "create_on_open"
-        | "create_serialize"
-        | "create_fsync"
-        | "unlink"
-        | "unlink_each_loop"
-        | "allow_mounted_write"
-        | "overwrite"
-        | "fallocate"
-        | "pre_read"
-        | "lockfile"
-        | "fadvise_hint"
-        | "fadvise_stream" => "the simulated drive is the target (no files)",
-        "refill_buffers" | "scramble_buffers" => {
-            "with a data store (--data-store) writes carry fresh pseudo-random data each time already"
-        }
-        "buffer_compress_percentage" | "buffer_compress_chunk" | "dedupe_percentage" => {
-            "the drive model has no compression or deduplication, so compressibility changes nothing"
-        }
-        "verify_async" | "verify_async_cpus" => {
-            "the host's CPU time for checking is not modelled, so async and inline verify are the same"
-        }
-        "verify_dump" => "a failed block is reported, not dumped to a file",
-        "verifysort" | "verifysort_nr" => "obsolete in fio; ignored there too",
-        "iomem" | "mem" | "iomem_align" | "mem_align" | "hugepage_size" | "lockmem" => {
-            "host I/O buffers are not modelled"
-        }
-        "disable_lat"
-        | "disable_clat"
-        | "disable_slat"
-        | "disable_bw_measurement"
-        | "clat_percentiles"
-        | "lat_percentiles"
-        | "slat_percentiles"
-        | "percentile_list"
-        | "significant_figures"
-        | "stats"
-        | "unified_rw_reporting"
-        | "write_hist_log"
-        | "log_hist_msec"
-        | "log_hist_coarseness"
-        | "log_max_value"
-        | "log_offset"
-        | "log_compression"
-        | "log_store_compressed" => {
-            "ssdlab's statistics are fixed: every latency is recorded, per direction, with \
-             fio's 17 default percentiles in fio-json"
-        }
-        "exitall_on_error" | "continue_on_error" | "ignore_error" | "error_dump" => {
-            "the simulated drive returns no I/O errors"
-        }
-        "allrandrepeat" => "every ssdlab random stream is seeded from the run seed (reruns repeat)",
-        "log_entries" | "log_window_value" | "log_prio" | "log_issue_time" | "log_compression_cpus"
-        | "log_alternate_epoch" | "log_alternate_epoch_clock_id" | "bwavgtime" | "iopsavgtime"
-        | "disk_util" | "gtod_cpu" | "job_start_clock_id" | "block_error_percentiles"
-        | "unit_base" => {
-            "ssdlab's statistics and time series are its own (--sample-interval, fio-json's layout)"
-        }
-        "cgroup" | "cgroup_nodelete" | "cgroup_weight" | "uid" | "gid" | "comm"
-        | "hugepage-size" | "priohint" | "gpu_dev_id" => {
-            "host processes, cgroups, credentials and memory placement are not modelled"
-        }
-        "exec_prerun" | "exec_postrun" => "a simulation runs no commands before or after a job",
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
