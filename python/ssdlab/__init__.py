@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, List, Tuple
 
 from . import _core
+from . import csd
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
@@ -38,6 +39,7 @@ from ._sweep import ray_init, sweep
 __version__: str = _core.__version__
 
 __all__ = [
+    "csd",
     "Device",
     "System",
     "Job",

@@ -82,3 +82,28 @@ def trace_stats(
     start: Optional[str] = ...,
     end: Optional[str] = ...,
 ) -> str: ...
+def csd_run(
+    device: DeviceHandle,
+    kernel: str,
+    elements: int,
+    inputs: Optional[List[List[int]]] = ...,
+    value: int = ...,
+    cus: int = ...,
+    local_buffer: Optional[str] = ...,
+    pipeline: bool = ...,
+    seed: int = ...,
+    host_clock: str = ...,
+    io_block: str = ...,
+    io_depth: int = ...,
+) -> Tuple[str, Optional[List[int]]]: ...
+def csd_kernel_time(
+    device: DeviceHandle,
+    kernel: str,
+    elements: int,
+    cus: int = ...,
+    local_buffer: Optional[str] = ...,
+    pipeline: bool = ...,
+    seed: int = ...,
+    host_clock: str = ...,
+    value: int = ...,
+) -> str: ...

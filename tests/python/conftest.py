@@ -4,6 +4,8 @@ minutes on two cores. Plots use Agg (no display)."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -53,3 +55,34 @@ def ray_local():
     assert ray_init() is False  # already connected: reused
     yield ray
     ray.shutdown()
+
+
+# The ssdlab command-line binary: $SSDLAB_BIN, else
+# $CARGO_TARGET_DIR/release/ssdlab or target/release/ssdlab (built here with
+# cargo when missing).
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _binary() -> Path:
+    if os.environ.get("SSDLAB_BIN"):
+        return Path(os.environ["SSDLAB_BIN"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    if not target.is_absolute():
+        target = REPO / target
+    return target / "release" / ("ssdlab.exe" if os.name == "nt" else "ssdlab")
+
+
+@pytest.fixture(scope="session")
+def ssdlab_bin() -> Path:
+    exe = _binary()
+    if not exe.exists() and not os.environ.get("SSDLAB_BIN"):
+        cargo = shutil.which("cargo")
+        if cargo is None:
+            pytest.fail(f"{exe} is missing and cargo is not on PATH: build the CLI or set SSDLAB_BIN")
+        p = subprocess.run([cargo, "build", "--release", "-p", "ssdlab-cli"], cwd=REPO,
+                           capture_output=True, text=True, timeout=1800)
+        assert p.returncode == 0, f"cargo build --release -p ssdlab-cli failed:\n{p.stderr[-3000:]}"
+    assert exe.exists(), f"ssdlab binary not found at {exe} (set SSDLAB_BIN)"
+    return exe
+
+

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,29 +45,6 @@ def fiolib():
             "`pip install .[test]` (scripts/test.sh installs it and sets SSDLAB_REQUIRE_FIO_PLOT=1)"
         )
     return defaultsettings, getdata, jsonimport
-
-
-def _binary() -> Path:
-    if os.environ.get("SSDLAB_BIN"):
-        return Path(os.environ["SSDLAB_BIN"])
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    if not target.is_absolute():
-        target = REPO / target
-    return target / "release" / ("ssdlab.exe" if os.name == "nt" else "ssdlab")
-
-
-@pytest.fixture(scope="module")
-def ssdlab_bin() -> Path:
-    exe = _binary()
-    if not exe.exists() and not os.environ.get("SSDLAB_BIN"):
-        cargo = shutil.which("cargo")
-        if cargo is None:
-            pytest.fail(f"{exe} is missing and cargo is not on PATH: build the CLI or set SSDLAB_BIN")
-        p = subprocess.run([cargo, "build", "--release", "-p", "ssdlab-cli"], cwd=REPO,
-                           capture_output=True, text=True, timeout=1800)
-        assert p.returncode == 0, f"cargo build --release -p ssdlab-cli failed:\n{p.stderr[-3000:]}"
-    assert exe.exists(), f"ssdlab binary not found at {exe} (set SSDLAB_BIN)"
-    return exe
 
 
 def _ssdlab(exe: Path, *args: str) -> None:

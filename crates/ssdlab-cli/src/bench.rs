@@ -205,6 +205,7 @@ fn four_drives(dev: &Device) -> ssdlab_core::system::config::SystemConfig {
                 link: dev.pcie.clone(),
             })
             .collect(),
+        endpoints: Vec::new(),
     }
 }
 

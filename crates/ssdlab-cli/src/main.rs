@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod bench;
+mod csd;
 mod pydoor;
 
 #[derive(Parser)]
@@ -101,6 +102,11 @@ enum Cmd {
         /// Keep what is written, so reads return it (fio's verify needs this): `on` (memory for drives up to 64 GiB, else a sparse temporary file), `memory`, or a file PATH (a sparse file kept after the run; a directory on a system of several drives).
         #[arg(long, value_name = "on|memory|PATH")]
         data_store: Option<String>,
+    },
+    /// Computational storage: run a kernel inside a drive with an FPGA (seed 003's SmartSSD).
+    Csd {
+        #[command(subcommand)]
+        sub: csd::CsdCmd,
     },
     /// Block traces: statistics.
     Trace {
@@ -604,6 +610,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Csd { sub } => csd::run(sub),
         Cmd::Validate {
             output_format,
             filter,

@@ -126,6 +126,12 @@ pub struct DeviceFile {
     /// Storage behind the controller: NAND flash (default) or a RAM disk.
     #[serde(default)]
     pub backend: Option<BackendFile>,
+    /// A computational storage drive's FPGA (seed 003's SmartSSD).
+    #[serde(default)]
+    pub fpga: Option<crate::csd::config::FpgaFile>,
+    /// The PCIe switch inside a computational storage drive.
+    #[serde(default)]
+    pub internal_switch: Option<crate::csd::config::SwitchFile>,
 }
 
 // ---------------------------------------------------------------------------
@@ -161,6 +167,9 @@ pub struct Device {
     pub power: Option<crate::power::PowerConfig>,
     /// Storage backend.
     pub backend: Backend,
+    /// The FPGA of a computational storage drive, and the switch inside it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fpga: Option<crate::csd::config::FpgaConfig>,
     /// How the description was composed (`extends` chain, overrides): in
     /// the report's `device` section, not part of the resolved values.
     #[serde(skip)]
@@ -376,7 +385,18 @@ impl DeviceFile {
             }
         }
         let power = self.power.as_ref().map(|pf| pf.resolve(&mut c.problems));
+        if self.internal_switch.is_some() && self.fpga.is_none() {
+            c.push(
+                "internal_switch",
+                "an internal switch joins the drive and its FPGA: add an [fpga] section or remove [internal_switch]",
+            );
+        }
+        let fpga = self
+            .fpga
+            .as_ref()
+            .map(|f| f.resolve(self.internal_switch.as_ref(), &pcie, &mut c));
         let dev = Device {
+            fpga,
             controller,
             power,
             backend,
@@ -651,6 +671,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../presets/seed000-a9-ramdisk.toml"),
     ),
     ("970evo-1t", include_str!("../presets/970evo-1t.toml")),
+    (
+        "smartssd-3.84t",
+        include_str!("../presets/smartssd-3.84t.toml"),
+    ),
     (
         "seed002-gen3-value",
         include_str!("../presets/seed002-gen3-value.toml"),

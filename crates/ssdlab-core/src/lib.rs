@@ -12,6 +12,7 @@
 
 pub mod compose;
 pub mod config;
+pub mod csd;
 pub mod device;
 pub mod engine;
 pub mod events;

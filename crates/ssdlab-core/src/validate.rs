@@ -428,7 +428,7 @@ fn seed001_run(preset: &str, overrides: &[(&str, &str)], pattern: &str) -> Resul
 }
 
 /// A finding of a seed, as a check: `reference` 1 = holds, or a ratio.
-fn finding(
+pub(crate) fn finding(
     out: &mut Vec<Check>,
     scenario: &str,
     metric: String,
@@ -770,6 +770,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
     if filter.is_none_or(|f| SEED004.contains(f)) {
         on_start(SEED004);
         seed004(&mut out)?;
+    }
+    if filter.is_none_or(|f| crate::csd::seed003::SEED003.contains(f)) {
+        on_start(crate::csd::seed003::SEED003);
+        crate::csd::seed003::checks(&mut out)?;
     }
     Ok(out)
 }

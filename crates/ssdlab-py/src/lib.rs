@@ -777,6 +777,121 @@ fn check_value(v: &Bound<'_, PyAny>) -> PyResult<()> {
 }
 
 /// The compiled core of the ssdlab Python package.
+/// Parse the knobs shared by `csd_run` and `csd_kernel_time`.
+fn csd_variant(
+    cus: u32,
+    local_buffer: Option<&str>,
+    pipeline: bool,
+) -> PyResult<ssdlab_core::csd::timing::Variant> {
+    let local_buffer = match local_buffer {
+        Some(s) => Some(
+            ssdlab_core::units::parse_bytes(s)
+                .map_err(|e| PyValueError::new_err(format!("local_buffer: {}", e.0)))?
+                .0,
+        ),
+        None => None,
+    };
+    Ok(ssdlab_core::csd::timing::Variant {
+        compute_units: cus,
+        local_buffer,
+        pipeline,
+    })
+}
+
+/// Computational storage (seed 003): write inputs, P2P them flash -> FPGA,
+/// run the kernel, write the result back; and the host baseline. Returns
+/// the ssdlab.csd.v1 report as JSON and the output array read back from
+/// the drive (vadd, merge).
+#[pyfunction]
+#[pyo3(signature = (device, kernel, elements, inputs = None, value = 7, cus = 1,
+    local_buffer = None, pipeline = false, seed = ssdlab_core::DEFAULT_SEED,
+    host_clock = "3.7GHz", io_block = "128KiB", io_depth = 32))]
+#[allow(clippy::too_many_arguments)]
+fn csd_run(
+    py: Python<'_>,
+    device: &Bound<'_, DeviceHandle>,
+    kernel: &str,
+    elements: u64,
+    inputs: Option<Vec<Vec<i32>>>,
+    value: i32,
+    cus: u32,
+    local_buffer: Option<&str>,
+    pipeline: bool,
+    seed: u64,
+    host_clock: &str,
+    io_block: &str,
+    io_depth: u32,
+) -> PyResult<(String, Option<Vec<i32>>)> {
+    let mut spec = ssdlab_core::csd::CsdSpec::new(device.get().dev.clone(), kernel, elements);
+    spec.inputs = inputs;
+    spec.value = value;
+    spec.variant = csd_variant(cus, local_buffer, pipeline)?;
+    spec.seed = seed;
+    spec.host_clock_hz = ssdlab_core::units::parse_frequency(host_clock)
+        .map_err(|e| PyValueError::new_err(format!("host_clock: {}", e.0)))?;
+    spec.io_block = ssdlab_core::units::parse_bytes(io_block)
+        .map_err(|e| PyValueError::new_err(format!("io_block: {}", e.0)))?
+        .0;
+    spec.io_depth = io_depth;
+    let r = py
+        .detach(move || ssdlab_core::csd::run(&spec))
+        .map_err(PyValueError::new_err)?;
+    let json =
+        serde_json::to_string(&r.report).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((json, r.output))
+}
+
+/// The FPGA timing model alone (no drive simulated): kernel `kernel` on
+/// generated inputs of `elements` per array, as JSON (the result, the work,
+/// the timing, and the host core's time at `host_clock`).
+#[pyfunction]
+#[pyo3(signature = (device, kernel, elements, cus = 1, local_buffer = None, pipeline = false,
+    seed = ssdlab_core::DEFAULT_SEED, host_clock = "3.7GHz", value = 7))]
+#[allow(clippy::too_many_arguments)]
+fn csd_kernel_time(
+    device: &Bound<'_, DeviceHandle>,
+    kernel: &str,
+    elements: u64,
+    cus: u32,
+    local_buffer: Option<&str>,
+    pipeline: bool,
+    seed: u64,
+    host_clock: &str,
+    value: i32,
+) -> PyResult<String> {
+    use ssdlab_core::csd;
+    let dev = &device.get().dev;
+    let f = dev.fpga.as_ref().ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "device '{}' has no [fpga] section: it is not a computational storage drive",
+            dev.name
+        ))
+    })?;
+    let k = csd::kernel::kernel(kernel).map_err(PyValueError::new_err)?;
+    let v = csd_variant(cus, local_buffer, pipeline)?;
+    csd::timing::kernel_time(f, k, &csd::kernel::Work::default(), &v)
+        .map_err(PyValueError::new_err)?;
+    let inputs = csd::generate_inputs(k, elements, seed);
+    let (output, _, work) =
+        csd::kernel::compute(k, &inputs, value).map_err(PyValueError::new_err)?;
+    let t = csd::timing::kernel_time(f, k, &work, &v).map_err(PyValueError::new_err)?;
+    let hz = ssdlab_core::units::parse_frequency(host_clock)
+        .map_err(|e| PyValueError::new_err(format!("host_clock: {}", e.0)))?;
+    let cpu = csd::host_cpu::HostCpu::i7_8700k(hz);
+    cpu.check().map_err(PyValueError::new_err)?;
+    let host_s = cpu.kernel_time(k, &work).as_secs_f64();
+    let v = serde_json::json!({
+        "kernel": k.name,
+        "result": output,
+        "work": work,
+        "variant": v,
+        "timing": t,
+        "fpga_s": (t.launch + t.run).as_secs_f64(),
+        "host_s": host_s,
+    });
+    Ok(v.to_string())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -796,6 +911,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_workload, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time_ns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(csd_run, m)?)?;
+    m.add_function(wrap_pyfunction!(csd_kernel_time, m)?)?;
     m.add_function(wrap_pyfunction!(check_value, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     Ok(())

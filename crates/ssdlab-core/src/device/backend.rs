@@ -244,7 +244,7 @@ impl Drive {
                 return;
             }
             self.dma_wait.pop_front();
-            let arrive = fabric.device_write(self.port, ready.max(now), bytes);
+            let arrive = self.data_out(fabric, cmd, ready.max(now), bytes);
             if direct {
                 // As an undeferred flash read's data: its arrival is known.
                 self.part_done(arrive, cmd, eq, fabric);
@@ -346,7 +346,7 @@ impl Drive {
                     self.dma_wait.push_back((cmd, bytes, now, true));
                     self.send_waiting_dma(now, eq, fabric);
                 } else {
-                    let arrive = fabric.device_write(self.port, now, bytes);
+                    let arrive = self.data_out(fabric, cmd, now, bytes);
                     // The link is FIFO per direction: the DMA reserved last
                     // arrives last, so the command completes when this one
                     // arrives if it is the command's last outstanding part.

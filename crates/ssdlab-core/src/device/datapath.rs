@@ -100,7 +100,7 @@ impl Drive {
             self.act.dram_bytes += b;
             let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
             let done = if write {
-                let arrive = fabric.device_read(self.port, now, b);
+                let arrive = self.data_in(fabric, cmd, now, b);
                 Some(self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency)
             } else {
                 let t = self.dram.reserve(now, xfer).1 + self.dev.cache.dram_latency;
@@ -108,7 +108,7 @@ impl Drive {
                     self.queue_read_data(now, cmd, b, t, eq, fabric);
                     None
                 } else {
-                    Some(fabric.device_write(self.port, t, b))
+                    Some(self.data_out(fabric, cmd, t, b))
                 }
             };
             let span = xfer
@@ -203,7 +203,7 @@ impl Drive {
             let arrive = if self.read_data_waits(now, bytes, fabric) {
                 None
             } else {
-                Some(fabric.device_write(self.port, t, bytes))
+                Some(self.data_out(fabric, cmd, t, bytes))
             };
             let mut span = fabric.device_write_time(self.port, bytes);
             if dram_units > 0 {
@@ -381,7 +381,7 @@ impl Drive {
         };
         self.cmds[cmd as usize].pending = 1 + rmw;
         self.act.dram_bytes += n;
-        let arrive = fabric.device_read(self.port, now, n);
+        let arrive = self.data_in(fabric, cmd, now, n);
         let (_, e) = self
             .dram
             .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));

@@ -92,6 +92,8 @@ struct DevCmd {
     /// The first / last unit is partial (sub-unit I/O).
     head: bool,
     tail: bool,
+    /// Its data moves peer to peer with [`Drive::peer_port`], not host memory.
+    peer: bool,
 }
 
 pub(crate) struct GcJob {
@@ -102,6 +104,8 @@ pub(crate) struct GcJob {
     pub(crate) erasing: bool,
 }
 
+/// A memory-read request TLP with no data (its header), sent to a peer.
+const PEER_READ_REQUEST_BYTES: u64 = 0;
 pub(crate) const TAG_SHIFT: u32 = 56;
 pub(crate) const TAG_HREAD: u64 = 1;
 pub(crate) const TAG_GCREAD: u64 = 2;
@@ -185,6 +189,10 @@ pub struct Drive {
     timings: Timings,
     /// The drive's port on the fabric (its endpoint link).
     pub(crate) port: usize,
+    /// Submission queues whose data moves peer to peer (by SQ; empty when none).
+    peer_sq: Vec<bool>,
+    /// The endpoint those queues' data goes to or comes from.
+    peer_port: usize,
     /// The drive's index in its system (carried by its events).
     pub(crate) index: u16,
     ctl: Controller,
@@ -289,6 +297,8 @@ impl Drive {
         let mut d = Drive {
             timings: Timings::new(&dev.nand),
             port,
+            peer_sq: Vec::new(),
+            peer_port: usize::MAX,
             index: port as u16,
             ctl: Controller::new(&dev.nvme, classes),
             fw: Firmware::new(&dev.firmware).with_compute(dev.controller.clone().map(Compute::new)),
@@ -403,6 +413,7 @@ impl Drive {
             short: (sub.head as u32 + sub.tail as u32) * crate::workload::gen::Io::SECTOR as u32,
             head: sub.head > 0,
             tail: sub.tail > 0,
+            peer: !self.peer_sq.is_empty() && self.peer_sq.get(sub.q as usize) == Some(&true),
         };
         match self.cmds.get_mut(id as usize) {
             Some(slot) => *slot = c,
@@ -518,6 +529,40 @@ impl Drive {
                 }
             }
             _ => debug_assert!(false, "not a drive event: {ev:?}"),
+        }
+    }
+
+    /// Submission queue `sq`'s data moves peer to peer with the endpoint at
+    /// fabric port `port` (a computational storage drive's FPGA memory).
+    pub(crate) fn set_peer(&mut self, sq: u32, port: usize) {
+        if self.peer_sq.len() <= sq as usize {
+            self.peer_sq.resize(sq as usize + 1, false);
+        }
+        self.peer_sq[sq as usize] = true;
+        self.peer_port = port;
+    }
+
+    /// Send `bytes` of command `cmd`'s read data from `t`: to host memory,
+    /// or peer to peer. Returns when the last byte arrives.
+    #[inline]
+    pub(crate) fn data_out(&self, fabric: &mut Fabric, cmd: u32, t: Time, bytes: u64) -> Time {
+        if self.cmds[cmd as usize].peer {
+            fabric.peer_write(self.port, self.peer_port, t, bytes)
+        } else {
+            fabric.device_write(self.port, t, bytes)
+        }
+    }
+
+    /// Fetch `bytes` of command `cmd`'s write data from `t`: from host
+    /// memory, or from the peer (a read request there, its data back).
+    /// Returns when the last byte is in.
+    #[inline]
+    pub(crate) fn data_in(&self, fabric: &mut Fabric, cmd: u32, t: Time, bytes: u64) -> Time {
+        if self.cmds[cmd as usize].peer {
+            let asked = fabric.peer_write(self.port, self.peer_port, t, PEER_READ_REQUEST_BYTES);
+            fabric.peer_write(self.peer_port, self.port, asked, bytes)
+        } else {
+            fabric.device_read(self.port, t, bytes)
         }
     }
 

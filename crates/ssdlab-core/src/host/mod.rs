@@ -400,6 +400,8 @@ impl Host {
                 startdelay: job.startdelay,
                 group: job.group,
                 exitall: job.exitall,
+                started: (waits.is_empty() && job.startdelay == Time::ZERO).then_some(Time::ZERO),
+                ended: None,
             });
             if job.read_iolog.is_some() {
                 ios_total = None;
@@ -989,6 +991,7 @@ impl Host {
         if self.jobs[j].live > 0 {
             return;
         }
+        self.jobs[j].ended = Some(at);
         for k in std::mem::take(&mut self.jobs[j].dependents) {
             self.jobs[k].waits_on -= 1;
             if self.jobs[k].waits_on == 0 {
@@ -1002,6 +1005,13 @@ impl Host {
         }
     }
 
+    /// When job `j` (in workload order) started and when its last clone
+    /// ended, once it has.
+    pub fn job_span(&self, j: usize) -> Option<(Time, Time)> {
+        let r = self.jobs.get(j)?;
+        Some((r.started?, r.ended?))
+    }
+
     /// Start job `k`'s queues at `at` (its ramp and runtime count from here).
     pub(crate) fn start_job<S>(
         &mut self,
@@ -1013,6 +1023,7 @@ impl Host {
         S: Drives,
     {
         let ramp = self.jobs[k].ramp;
+        self.jobs[k].started = Some(at);
         for qq in self.jobs[k].queues.clone() {
             let h = &mut self.queues[qq as usize];
             if h.done {

@@ -124,4 +124,7 @@ pub(crate) struct JobRun {
     pub(crate) group: u32,
     /// Ending this job ends the others of its group (`exitall`).
     pub(crate) exitall: bool,
+    /// When its queues started and when its last clone ended.
+    pub(crate) started: Option<Time>,
+    pub(crate) ended: Option<Time>,
 }

@@ -149,6 +149,15 @@ pub(crate) fn write_content(
             BufferFill::Zero => out.fill(0),
             BufferFill::Pattern(p) => fill_pattern(p, 0, out),
             BufferFill::Random => fill_random(mix(job_seed ^ mix(numberio ^ offset)), out),
+            BufferFill::Image { base, data } => {
+                out.fill(0);
+                let start = offset.saturating_sub(*base) as usize;
+                let skip = base.saturating_sub(offset) as usize;
+                if offset + out.len() as u64 > *base && start < data.len() && skip < out.len() {
+                    let n = (data.len() - start).min(out.len() - skip);
+                    out[skip..skip + n].copy_from_slice(&data[start..start + n]);
+                }
+            }
         }
         return;
     };

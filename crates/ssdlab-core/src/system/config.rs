@@ -248,6 +248,20 @@ pub struct SystemConfig {
     pub switches: Vec<SwitchConfig>,
     /// Drives.
     pub drives: Vec<DriveConfig>,
+    /// Other endpoints (a computational storage drive's FPGA): fabric ports
+    /// that take peer-to-peer transfers, after the drives' ports.
+    pub endpoints: Vec<EndpointConfig>,
+}
+
+/// A PCIe endpoint that is not a drive (an accelerator's memory).
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Name.
+    pub name: String,
+    /// Where it attaches.
+    pub attach: Parent,
+    /// Its link.
+    pub link: PcieConfig,
 }
 
 struct Problems(Vec<ConfigProblem>);
@@ -652,6 +666,7 @@ impl SystemFile {
             root_ports: self.root_complex.ports,
             switches,
             drives,
+            endpoints: Vec::new(),
         })
     }
 }
@@ -820,6 +835,9 @@ impl SystemConfig {
 
     /// The one-drive system of a device: a root port and the drive.
     pub fn single(device: Device) -> SystemConfig {
+        if device.fpga.is_some() {
+            return crate::csd::system_of(device);
+        }
         SystemConfig {
             name: device.name.clone(),
             description: device.description.clone(),
@@ -834,6 +852,7 @@ impl SystemConfig {
                 device,
                 attach: Parent::Root,
             }],
+            endpoints: Vec::new(),
         }
     }
 }

@@ -72,6 +72,8 @@ pub struct System {
     pub drives: Vec<Drive>,
     /// Their names (`nvme0`, ...).
     pub names: Vec<String>,
+    /// Other endpoints (an FPGA): fabric ports after the drives'.
+    pub endpoints: Vec<String>,
     /// The system's name (the device's, for a one-drive system).
     pub name: String,
     /// Power of the switches (constant), watts.
@@ -168,7 +170,7 @@ impl System {
                 .jobs
                 .iter()
                 .any(|j| j.fsync > 0 || j.end_fsync || j.read_iolog.is_some());
-        let one = cfg.switches.is_empty() && cfg.drives.len() == 1;
+        let one = cfg.switches.is_empty() && cfg.drives.len() == 1 && cfg.endpoints.is_empty();
         let fabric = if one {
             Fabric::single(&cfg.drives[0].link)
         } else {
@@ -195,10 +197,16 @@ impl System {
                     attach: up(d.attach),
                     link: &d.link,
                 })
+                .chain(cfg.endpoints.iter().map(|e| PortSpec {
+                    name: &e.name,
+                    attach: up(e.attach),
+                    link: &e.link,
+                }))
                 .collect();
             Fabric::build(&sw, &ports)
         };
         let names: Vec<String> = cfg.drives.iter().map(|d| d.name.clone()).collect();
+        let endpoints: Vec<String> = cfg.endpoints.iter().map(|e| e.name.clone()).collect();
         let switch_power_w = cfg.switches.iter().map(|s| s.power_w).sum();
         let mut drives = Vec::with_capacity(cfg.drives.len());
         for (i, d) in cfg.drives.into_iter().enumerate() {
@@ -211,12 +219,39 @@ impl System {
                 may_flush,
             )?);
         }
+        // Jobs whose data goes peer to peer: their queues' DMAs on each
+        // drive go to the endpoint's port.
+        for h in &host.queues {
+            let Some(job) = workload.jobs.get(h.job) else {
+                continue;
+            };
+            let Some(peer) = &job.peer else {
+                continue;
+            };
+            let Some(k) = endpoints.iter().position(|e| e == peer) else {
+                return Err(SimError::Workload(WorkloadError {
+                    file: workload_file.into(),
+                    line: 0,
+                    option: None,
+                    message: format!(
+                        "job '{}' moves its data peer to peer with '{peer}', which is not an endpoint of system '{}' (endpoints: {})",
+                        job.name,
+                        cfg.name,
+                        if endpoints.is_empty() { "none".to_string() } else { endpoints.join(", ") }
+                    ),
+                }));
+            };
+            for &(d, sq) in &h.targets {
+                drives[d as usize].set_peer(sq, names.len() + k);
+            }
+        }
         let mut s = System {
             q: EventQueue::new(),
             host,
             fabric,
             drives,
             names,
+            endpoints,
             name: cfg.name,
             switch_power_w,
             multi,

@@ -185,6 +185,11 @@ pub struct JobSpec {
     pub verify: Option<VerifySpec>,
     /// What writes carry when the run keeps data (`--data-store`).
     pub buffer: BufferFill,
+    /// Send the data of this job's I/Os peer to peer to (reads) or from
+    /// (writes) this endpoint of the system instead of host memory; commands
+    /// and completions still go to the host. Set from code (computational
+    /// storage), not from job files.
+    pub peer: Option<String>,
 }
 
 /// fio's verify (`verify=`, `verify_pattern=`, `verify_interval=`,
@@ -280,6 +285,15 @@ pub enum BufferFill {
     Zero,
     /// A repeated pattern (`buffer_pattern`).
     Pattern(Vec<u8>),
+    /// The bytes of an image that starts at byte `base` of the drive (a
+    /// computational-storage run writing its inputs and results); bytes
+    /// outside it are zeros. Set from code, not from job files.
+    Image {
+        /// Drive byte offset of the image's first byte.
+        base: u64,
+        /// The image.
+        data: std::sync::Arc<Vec<u8>>,
+    },
 }
 
 /// fio's steady-state criterion (`steadystate=`/`ss=` with
@@ -469,6 +483,7 @@ impl Default for JobSpec {
             steadystate: None,
             verify: None,
             buffer: BufferFill::Random,
+            peer: None,
         }
     }
 }
