@@ -97,3 +97,9 @@ def test_cli_json(tmp_path, ssdlab_bin) -> None:
     bad.write_bytes(b"\x01\x02\x03")
     p = subprocess.run([str(ssdlab_bin), "csd", "run", "--kernel", "count", "--input", str(bad)], capture_output=True, text=True)
     assert p.returncode != 0 and "b.bin" in p.stderr and "multiple of 4" in p.stderr
+    missing = tmp_path / "nope.bin"
+    p = subprocess.run([str(ssdlab_bin), "csd", "run", "--kernel", "count", "--input", str(missing)],
+                       capture_output=True, text=True)
+    assert p.returncode != 0 and "nope.bin" in p.stderr
+    p = subprocess.run([str(ssdlab_bin), "csd", "run", "--kernel", "vadd", "--cus", "16"], capture_output=True, text=True)
+    assert p.returncode != 0 and "16 compute units" in p.stderr and "offer 15" in p.stderr

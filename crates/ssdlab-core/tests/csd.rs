@@ -254,6 +254,29 @@ fn bad_input_gets_a_clear_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("fpga.banks"), "{e}");
+    let text = include_str!("../presets/smartssd-3.84t.toml").replace(
+        r#"programs = ["count", "average", "vadd", "merge"]"#,
+        r#"programs = ["count", "sort"]"#,
+    );
+    let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "x.toml")
+        .unwrap()
+        .resolve("x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("fpga.programs[1]") && e.contains("unknown kernel 'sort'"),
+        "{e}"
+    );
+    // A drive that offers only some kernels refuses the others.
+    let sets = compose::parse_sets(&[
+        "nand.blocks_per_plane=80".to_string(),
+        r#"fpga.programs=["count"]"#.to_string(),
+    ])
+    .unwrap();
+    let mut s = spec("vadd", 10);
+    s.device = compose::load_named("smartssd-3.84t", &sets).unwrap().1;
+    let e = csd::run(&s).unwrap_err();
+    assert!(e.contains("does not offer kernel 'vadd'"), "{e}");
 }
 
 #[test]

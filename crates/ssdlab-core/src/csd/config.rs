@@ -70,6 +70,9 @@ pub struct FpgaFile {
     /// Loading a program (an xclbin) into the FPGA.
     #[serde(default = "d_load")]
     pub program_load: String,
+    /// The program types (kernels) the drive offers.
+    #[serde(default = "d_programs")]
+    pub programs: Vec<String>,
     /// Largest program image accepted.
     #[serde(default = "d_program_max")]
     pub max_program: String,
@@ -163,6 +166,12 @@ fn d_launch() -> String {
 fn d_load() -> String {
     "300ms".into()
 }
+fn d_programs() -> Vec<String> {
+    super::kernel::KERNELS
+        .iter()
+        .map(|k| k.name.to_string())
+        .collect()
+}
 fn d_program_max() -> String {
     "64MiB".into()
 }
@@ -243,6 +252,8 @@ pub struct FpgaConfig {
     pub launch_overhead: Time,
     /// Program load time.
     pub program_load: Time,
+    /// Program types offered.
+    pub programs: Vec<String>,
     /// Largest program.
     pub max_program: Bytes,
     /// The FPGA's link to the internal switch.
@@ -361,6 +372,11 @@ impl FpgaFile {
             c.push("fpga.dram_energy_per_byte", e.0);
             0.0
         });
+        for (i, p) in f.programs.iter().enumerate() {
+            if let Err(e) = super::kernel::kernel(p) {
+                c.push(&format!("fpga.programs[{i}]"), e);
+            }
+        }
         let swf = sw.cloned().unwrap_or_default();
         let switch = InternalSwitch {
             latency: c.time("internal_switch.latency", &swf.latency),
@@ -390,6 +406,7 @@ impl FpgaFile {
             onchip_memory: c.bytes("fpga.onchip_memory", &f.onchip_memory),
             launch_overhead: c.time("fpga.launch_overhead", &f.launch_overhead),
             program_load: c.time("fpga.program_load", &f.program_load),
+            programs: f.programs.clone(),
             max_program: c.bytes("fpga.max_program", &f.max_program),
             link,
             static_power_w: power(c, "fpga.static_power", &f.static_power),

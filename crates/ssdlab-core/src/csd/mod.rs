@@ -341,6 +341,14 @@ pub fn run(spec: &CsdSpec) -> Result<CsdRun, String> {
         )
     })?;
     let k = kernel::kernel(&spec.kernel)?;
+    if !fpga.programs.iter().any(|p| p == k.name) {
+        return Err(format!(
+            "device '{}' does not offer kernel '{}' (fpga.programs: {})",
+            dev.name,
+            k.name,
+            fpga.programs.join(", ")
+        ));
+    }
     let cpu = HostCpu::i7_8700k(spec.host_clock_hz);
     cpu.check()?;
     if spec.io_block == 0 || !spec.io_block.is_multiple_of(dev.ftl.mapping_unit.0) {

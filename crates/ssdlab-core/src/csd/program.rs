@@ -129,6 +129,12 @@ impl ComputeNamespace {
         image_bytes: u64,
     ) -> Result<Time, CsError> {
         let k = kernel::kernel(name).map_err(CsError::InvalidProgram)?;
+        if !self.fpga.programs.iter().any(|p| p == name) {
+            return Err(CsError::InvalidProgram(format!(
+                "program type '{name}' is not offered by this drive (it offers: {})",
+                self.fpga.programs.join(", ")
+            )));
+        }
         if image_bytes > self.fpga.max_program.0 {
             return Err(CsError::InsufficientResources(format!(
                 "a program of {image_bytes} B is larger than the {} B the FPGA takes",
