@@ -433,6 +433,55 @@ fn dir(s: &DirStats, secs: f64) -> Direction {
     }
 }
 
+/// Every link of the system's fabric over the measured `secs`.
+fn link_reports(d: &System, secs: f64) -> Vec<LinkReport> {
+    d.fabric
+        .links()
+        .map(|(info, l)| {
+            let (up, down) = l.busy();
+            let (bu, bd) = l.bytes();
+            let u = |b: Time| {
+                if secs > 0.0 {
+                    (b.as_secs_f64() / secs).min(1.0)
+                } else {
+                    0.0
+                }
+            };
+            LinkReport {
+                name: info.name.clone(),
+                upper: info.upper.clone(),
+                lower: info.lower.clone(),
+                generation: l.config().generation,
+                lanes: l.config().lanes,
+                payload_bw_bytes_per_s: l.effective_bandwidth().0,
+                util_up: u(up),
+                util_down: u(down),
+                bytes_up: bu,
+                bytes_down: bd,
+            }
+        })
+        .collect()
+}
+
+/// Add a constant draw of `w` watts over `secs` to `p` as component
+/// `name`; returns its energy (J). Nothing for zero watts.
+fn constant_power(p: &mut crate::power::PowerReport, name: &str, w: f64, secs: f64) -> f64 {
+    if w <= 0.0 {
+        return 0.0;
+    }
+    p.avg_w += w;
+    p.peak_w += w;
+    p.components.insert(
+        name.into(),
+        crate::power::ComponentPower {
+            avg_w: w,
+            energy_j: w * secs,
+            peak_w: w,
+        },
+    );
+    w * secs
+}
+
 fn util(busy: &[Time], base: &[Time], secs: f64) -> (f64, f64) {
     if busy.is_empty() || secs <= 0.0 {
         return (0.0, 0.0);
@@ -470,6 +519,31 @@ impl Report {
         } else {
             Report::aggregate(d, workload, ignored, wall_s)
         };
+        // A one-drive system behind its own switch (a computational storage
+        // drive): the switch's and the idle FPGA's constant draw join the
+        // drive's ledger.
+        if !d.multi {
+            let secs = r.sim_time_ns / 1e9;
+            if d.fabric.links().count() > 1 {
+                r.links = link_reports(d, secs);
+            }
+            if let Some(p) = r.power.as_mut() {
+                let e = constant_power(p, "switches", d.switch_power_w, secs)
+                    + constant_power(p, "fpga", d.fpga_idle_w, secs);
+                if e > 0.0 {
+                    let energy = r.energy_j.unwrap_or(0.0) + e;
+                    let ios = r.read.ios + r.write.ios;
+                    let bytes = r.read.bytes + r.write.bytes;
+                    r.energy_j = Some(energy);
+                    r.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
+                    r.energy_per_byte_j = Some(if bytes > 0 {
+                        energy / bytes as f64
+                    } else {
+                        0.0
+                    });
+                }
+            }
+        }
         r.steadystate = h.steady_results();
         r.page_cache = h.page_cache_report();
         if h.data {
@@ -716,33 +790,7 @@ impl Report {
         } else {
             prog_units as f64 / host_units as f64
         };
-        let links = d
-            .fabric
-            .links()
-            .map(|(info, l)| {
-                let (up, down) = l.busy();
-                let (bu, bd) = l.bytes();
-                let u = |b: Time| {
-                    if secs > 0.0 {
-                        (b.as_secs_f64() / secs).min(1.0)
-                    } else {
-                        0.0
-                    }
-                };
-                LinkReport {
-                    name: info.name.clone(),
-                    upper: info.upper.clone(),
-                    lower: info.lower.clone(),
-                    generation: l.config().generation,
-                    lanes: l.config().lanes,
-                    payload_bw_bytes_per_s: l.effective_bandwidth().0,
-                    util_up: u(up),
-                    util_down: u(down),
-                    bytes_up: bu,
-                    bytes_down: bd,
-                }
-            })
-            .collect();
+        let links = link_reports(d, secs);
         let mut r = Report {
             schema: SCHEMA.into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -850,20 +898,8 @@ impl Report {
                 }
                 energy += q.energy_j.unwrap_or(0.0);
             }
-            let sw = d.switch_power_w;
-            if sw > 0.0 {
-                p.avg_w += sw;
-                p.peak_w += sw;
-                p.components.insert(
-                    "switches".into(),
-                    crate::power::ComponentPower {
-                        avg_w: sw,
-                        energy_j: sw * secs,
-                        peak_w: sw,
-                    },
-                );
-                energy += sw * secs;
-            }
+            energy += constant_power(&mut p, "switches", d.switch_power_w, secs);
+            energy += constant_power(&mut p, "fpga", d.fpga_idle_w, secs);
             p.budget_ok = per
                 .iter()
                 .all(|q| q.power.as_ref().is_none_or(|x| x.budget_ok));

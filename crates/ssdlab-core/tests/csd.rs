@@ -318,3 +318,26 @@ fn the_compute_namespace_refuses_what_nvme_would() {
     let x = ns.execute(0, 0, 7).unwrap();
     assert_eq!(x.output, Output::Count { value: 7, count: 2 });
 }
+
+#[test]
+fn a_plain_run_crosses_the_internal_switch_and_counts_the_idle_fpga() {
+    let w = ssdlab_core::workload::fio::parse_str(
+        "[r]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=2000\n",
+        "t.fio",
+    )
+    .unwrap();
+    let mut spec = ssdlab_core::RunSpec::new(smartssd(), w, "t.fio");
+    spec.precondition = ssdlab_core::Precondition::Fresh;
+    let r = ssdlab_core::simulate_quiet(&spec).unwrap();
+    let p = r.power.as_ref().unwrap();
+    // 3 W static + 0.5 W DRAM background, and the switch's 2 W.
+    assert!((p.components["fpga"].avg_w - 3.5).abs() < 1e-9);
+    assert!((p.components["switches"].avg_w - 2.0).abs() < 1e-9);
+    let parts: f64 = p.components.values().map(|c| c.energy_j).sum();
+    assert!((r.energy_j.unwrap() - parts).abs() < 1e-9 * parts.max(1.0));
+    let names: Vec<&str> = r.links.iter().map(|l| l.name.as_str()).collect();
+    assert!(
+        names.contains(&"csd-switch-up") && names.contains(&"fpga0"),
+        "{names:?}"
+    );
+}

@@ -78,6 +78,8 @@ pub struct System {
     pub name: String,
     /// Power of the switches (constant), watts.
     pub switch_power_w: f64,
+    /// Idle power of the drives' FPGAs (static + DRAM background), watts.
+    pub fpga_idle_w: f64,
     /// Built from a system file (reports then list drives and links).
     pub multi: bool,
     /// Events processed.
@@ -208,6 +210,12 @@ impl System {
         let names: Vec<String> = cfg.drives.iter().map(|d| d.name.clone()).collect();
         let endpoints: Vec<String> = cfg.endpoints.iter().map(|e| e.name.clone()).collect();
         let switch_power_w = cfg.switches.iter().map(|s| s.power_w).sum();
+        let fpga_idle_w = cfg
+            .drives
+            .iter()
+            .filter_map(|d| d.device.fpga.as_ref())
+            .map(|f| f.static_power_w + f.dram_background_w)
+            .sum();
         let mut drives = Vec::with_capacity(cfg.drives.len());
         for (i, d) in cfg.drives.into_iter().enumerate() {
             drives.push(Drive::new(
@@ -254,6 +262,7 @@ impl System {
             endpoints,
             name: cfg.name,
             switch_power_w,
+            fpga_idle_w,
             multi,
             events: 0,
             seed,
