@@ -498,6 +498,19 @@ fn util(busy: &[Time], base: &[Time], secs: f64) -> (f64, f64) {
 }
 
 impl Report {
+    /// Set the run's energy (J), and per I/O and per byte from its counts.
+    fn set_energy(&mut self, energy: f64) {
+        let ios = self.read.ios + self.write.ios;
+        let bytes = self.read.bytes + self.write.bytes;
+        self.energy_j = Some(energy);
+        self.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
+        self.energy_per_byte_j = Some(if bytes > 0 {
+            energy / bytes as f64
+        } else {
+            0.0
+        });
+    }
+
     /// Build the report of a finished run.
     pub fn from_system(
         d: &System,
@@ -531,16 +544,7 @@ impl Report {
                 let e = constant_power(p, "switches", d.switch_power_w, secs)
                     + constant_power(p, "fpga", d.fpga_idle_w, secs);
                 if e > 0.0 {
-                    let energy = r.energy_j.unwrap_or(0.0) + e;
-                    let ios = r.read.ios + r.write.ios;
-                    let bytes = r.read.bytes + r.write.bytes;
-                    r.energy_j = Some(energy);
-                    r.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
-                    r.energy_per_byte_j = Some(if bytes > 0 {
-                        energy / bytes as f64
-                    } else {
-                        0.0
-                    });
+                    r.set_energy(r.energy_j.unwrap_or(0.0) + e);
                 }
             }
         }
@@ -728,16 +732,7 @@ impl Report {
         let s = d.drives[i].ramp_energy.unwrap_or((start, [0.0; 8]));
         let e = (end, d.energy_of(i, end));
         let p = crate::power::PowerReport::build(ledger, s, e);
-        let energy = e.1[7] - s.1[7];
-        let ios = self.read.ios + self.write.ios;
-        let bytes = self.read.bytes + self.write.bytes;
-        self.energy_j = Some(energy);
-        self.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
-        self.energy_per_byte_j = Some(if bytes > 0 {
-            energy / bytes as f64
-        } else {
-            0.0
-        });
+        self.set_energy(e.1[7] - s.1[7]);
         self.power = Some(p);
         self
     }
@@ -903,15 +898,7 @@ impl Report {
             p.budget_ok = per
                 .iter()
                 .all(|q| q.power.as_ref().is_none_or(|x| x.budget_ok));
-            let ios = r.read.ios + r.write.ios;
-            let bytes = r.read.bytes + r.write.bytes;
-            r.energy_j = Some(energy);
-            r.energy_per_io_j = Some(if ios > 0 { energy / ios as f64 } else { 0.0 });
-            r.energy_per_byte_j = Some(if bytes > 0 {
-                energy / bytes as f64
-            } else {
-                0.0
-            });
+            r.set_energy(energy);
             r.power = Some(p);
         }
         r.drives = d.names.iter().cloned().zip(per).collect();

@@ -369,3 +369,29 @@ fn the_small_system_runs_unmutated() {
         .unwrap_or_else(|e| panic!("the small system must stay valid: {e}"));
     exercise_system(&t, &dir).unwrap();
 }
+
+/// Inputs AFL++ found (`scripts/fuzz.sh`), kept as regressions: each file
+/// in tests/data/fuzz/ is a device file and a job separated by a line
+/// `----`, run as the `simulate` target runs it. Each must be refused by
+/// key or run to its end; `expect` names the key that refuses it.
+#[test]
+fn afl_findings_stay_fixed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fuzz");
+    let expect = [("simulate-page-size-2PiB.txt", Some("nand.page_size"))];
+    for (name, key) in expect {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let (dev_text, job_text) = text.split_once("\n----\n").unwrap();
+        let dev = ssdlab_core::compose::load(dev_text, name, &[]);
+        match (dev, key) {
+            (Err(e), Some(k)) => assert!(e.to_string().contains(k), "{name}: {e}"),
+            (Err(e), None) => panic!("{name}: refused: {e}"),
+            (Ok(_), Some(k)) => panic!("{name}: accepted, expected a problem at {k}"),
+            (Ok((_, dev)), None) => {
+                let w = ssdlab_core::workload::fio::parse_str(job_text, name).unwrap();
+                let mut spec = ssdlab_core::RunSpec::new(dev, w, name);
+                spec.precondition = ssdlab_core::Precondition::Fresh;
+                let _ = ssdlab_core::simulate_quiet(&spec);
+            }
+        }
+    }
+}

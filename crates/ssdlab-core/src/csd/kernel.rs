@@ -179,7 +179,7 @@ pub fn compute(
 ) -> Result<(Output, Option<Vec<i32>>, Work), String> {
     if inputs.len() != k.inputs as usize {
         return Err(format!(
-            "kernel '{}' takes {} input array(s), got {}",
+            "kernel '{}' takes {} input array(s), {} given",
             k.name,
             k.inputs,
             inputs.len()

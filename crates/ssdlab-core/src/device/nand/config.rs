@@ -151,6 +151,25 @@ pub struct NandConfig {
     pub t_prog_slc: Option<Time>,
 }
 
+/// Smallest NAND page accepted (small-block SLC: 512 B).
+pub const MIN_PAGE: u64 = 512;
+/// Largest NAND page accepted (today's TLC/QLC pages are 16 KiB; 64 KiB
+/// leaves room for what comes next).
+pub const MAX_PAGE: u64 = 64 << 10;
+
+/// Largest channel count accepted.
+pub const MAX_CHANNELS: u32 = 256;
+/// Largest chips (targets) per channel accepted.
+pub const MAX_CHIPS: u32 = 64;
+/// Largest dies per chip accepted.
+pub const MAX_DIES_PER_CHIP: u32 = 16;
+/// Largest planes per die accepted.
+pub const MAX_PLANES: u32 = 16;
+/// Largest blocks per plane accepted.
+pub const MAX_BLOCKS_PER_PLANE: u32 = 1 << 24;
+/// Largest pages per block accepted.
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+
 impl NandConfig {
     /// Dies per channel.
     pub fn dies_per_channel(&self) -> u32 {
@@ -160,13 +179,20 @@ impl NandConfig {
     pub fn total_dies(&self) -> u32 {
         self.channels * self.dies_per_channel()
     }
-    /// Raw capacity in bytes.
+    /// Dies (saturating: a geometry too large to count is refused by the
+    /// device's checks, not wrapped).
+    fn dies_saturating(&self) -> u64 {
+        (self.channels as u64)
+            .saturating_mul(self.chips_per_channel as u64)
+            .saturating_mul(self.dies_per_chip as u64)
+    }
+    /// Raw capacity in bytes (saturating at `u64::MAX`).
     pub fn raw_bytes(&self) -> u64 {
-        self.total_dies() as u64
-            * self.planes_per_die as u64
-            * self.blocks_per_plane as u64
-            * self.pages_per_block as u64
-            * self.page_size.0
+        self.dies_saturating()
+            .saturating_mul(self.planes_per_die as u64)
+            .saturating_mul(self.blocks_per_plane as u64)
+            .saturating_mul(self.pages_per_block as u64)
+            .saturating_mul(self.page_size.0)
     }
 }
 
@@ -184,6 +210,28 @@ impl NandFile {
         ] {
             c.positive(k, v);
         }
+        // Stated ranges: beyond them the geometry is not a NAND array, and
+        // products of these counts must not overflow.
+        for (k, v, max) in [
+            ("nand.channels", nf.channels, MAX_CHANNELS),
+            ("nand.chips_per_channel", nf.chips_per_channel, MAX_CHIPS),
+            ("nand.dies_per_chip", nf.dies_per_chip, MAX_DIES_PER_CHIP),
+            ("nand.planes_per_die", nf.planes_per_die, MAX_PLANES),
+            (
+                "nand.blocks_per_plane",
+                nf.blocks_per_plane,
+                MAX_BLOCKS_PER_PLANE,
+            ),
+            (
+                "nand.pages_per_block",
+                nf.pages_per_block,
+                MAX_PAGES_PER_BLOCK,
+            ),
+        ] {
+            if v > max {
+                c.push(k, format!("{v} is above the largest accepted ({max})"));
+            }
+        }
         let cell = match nf.cell.to_ascii_lowercase().as_str() {
             "slc" => CellType::Slc,
             "mlc" => CellType::Mlc,
@@ -199,6 +247,16 @@ impl NandFile {
         };
         let bits = cell.bits() as usize;
         let page_size = c.bytes("nand.page_size", &nf.page_size);
+        if !c.has("nand.page_size") && !(MIN_PAGE..=MAX_PAGE).contains(&page_size.0) {
+            c.push(
+                "nand.page_size",
+                format!(
+                    "{page_size} is not a NAND page size (expected {} to {})",
+                    Bytes(MIN_PAGE),
+                    Bytes(MAX_PAGE)
+                ),
+            );
+        }
         let t_read: Vec<Time> = nf
             .t_read
             .iter()
