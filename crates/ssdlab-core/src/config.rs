@@ -200,6 +200,51 @@ pub(crate) struct Collector {
     pub(crate) problems: Vec<ConfigProblem>,
 }
 
+/// Longest time a device or system file may give (one hour): beyond it a
+/// value is a mistake, and sums of such times must not overflow.
+pub const MAX_CONFIG_TIME: Time = Time::s(3600);
+/// Largest size a device or system file may give (1 PiB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 50;
+/// Highest rate a device or system file may give (10 TB/s).
+pub const MAX_CONFIG_BANDWIDTH: f64 = 10e12;
+
+/// A time from a device or system file: parsed, and within
+/// [`MAX_CONFIG_TIME`].
+pub(crate) fn config_time(v: &str) -> Result<Time, crate::units::UnitError> {
+    let t = parse_time(v)?;
+    if t > MAX_CONFIG_TIME {
+        return Err(crate::units::UnitError(format!(
+            "'{v}' is longer than the longest accepted ({MAX_CONFIG_TIME})"
+        )));
+    }
+    Ok(t)
+}
+
+/// A size from a device or system file: parsed, and at most
+/// [`MAX_CONFIG_BYTES`].
+pub(crate) fn config_bytes(v: &str) -> Result<Bytes, crate::units::UnitError> {
+    let b = parse_bytes(v)?;
+    if b.0 > MAX_CONFIG_BYTES {
+        return Err(crate::units::UnitError(format!(
+            "'{v}' is larger than the largest accepted ({})",
+            Bytes(MAX_CONFIG_BYTES)
+        )));
+    }
+    Ok(b)
+}
+
+/// A rate from a device or system file: parsed, and at most
+/// [`MAX_CONFIG_BANDWIDTH`].
+pub(crate) fn config_bandwidth(v: &str) -> Result<Bandwidth, crate::units::UnitError> {
+    let b = parse_bandwidth(v)?;
+    if b.0 > MAX_CONFIG_BANDWIDTH {
+        return Err(crate::units::UnitError(format!(
+            "'{v}' is above the highest accepted rate (10 TB/s)"
+        )));
+    }
+    Ok(b)
+}
+
 impl Collector {
     pub(crate) fn push(&mut self, key: &str, msg: impl Into<String>) {
         self.problems.push(ConfigProblem {
@@ -212,13 +257,13 @@ impl Collector {
         self.problems.iter().any(|p| p.key == key)
     }
     pub(crate) fn time(&mut self, key: &str, v: &str) -> Time {
-        parse_time(v).unwrap_or_else(|e| {
+        config_time(v).unwrap_or_else(|e| {
             self.push(key, e.0);
             Time::ZERO
         })
     }
     pub(crate) fn bytes(&mut self, key: &str, v: &str) -> Bytes {
-        parse_bytes(v).unwrap_or_else(|e| {
+        config_bytes(v).unwrap_or_else(|e| {
             self.push(key, e.0);
             Bytes(0)
         })
@@ -230,7 +275,7 @@ impl Collector {
         })
     }
     pub(crate) fn bw(&mut self, key: &str, v: &str) -> Bandwidth {
-        parse_bandwidth(v).unwrap_or_else(|e| {
+        config_bandwidth(v).unwrap_or_else(|e| {
             self.push(key, e.0);
             Bandwidth(1.0)
         })

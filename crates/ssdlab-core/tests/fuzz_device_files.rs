@@ -5,6 +5,8 @@
 //! a key-path error, or it runs a short mixed job to the end: never a
 //! panic, never a hang. Thousands of cases run in seconds.
 
+mod common;
+
 use proptest::prelude::*;
 use ssdlab_core::config::{preset_names, preset_text, DeviceFile};
 use ssdlab_core::workload::fio;
@@ -393,5 +395,30 @@ fn afl_findings_stay_fixed() {
                 let _ = ssdlab_core::simulate_quiet(&spec);
             }
         }
+    }
+}
+
+/// Every time, size and rate in a device file has a stated range (one hour,
+/// 1 PiB, 10 TB/s), and the NAND counts theirs: beyond them the validator
+/// refuses the value by key (`ssdlab check` and `run` alike).
+#[test]
+fn values_beyond_their_stated_ranges_are_refused_by_key() {
+    let base = common::SMALL_SLC;
+    for (from, to, key) in [
+        (r#"write_buffer = "256KiB""#, r#"write_buffer = "2PiB""#, "cache.write_buffer"),
+        (r#"t_prog = ["200us"]"#, r#"t_prog = ["2000000s"]"#, "nand.t_prog[0]"),
+        (r#"bus_bandwidth = "400MB/s""#, r#"bus_bandwidth = "400TB/s""#, "nand.bus_bandwidth"),
+        (r#"page_size = "4KiB""#, r#"page_size = "2PiB""#, "nand.page_size"),
+        ("channels = 2", "channels = 100000", "nand.channels"),
+        ("pages_per_block = 64", "pages_per_block = 1000000", "nand.pages_per_block"),
+    ] {
+        assert!(base.contains(from), "{from}");
+        let text = base.replace(from, to);
+        let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "t.toml")
+            .unwrap()
+            .resolve("t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{to}: {e}");
     }
 }

@@ -17,7 +17,7 @@
 
 use crate::config::ConfigProblem;
 use crate::engine::FifoServer;
-use crate::units::{parse_frequency, parse_op_rate, parse_power, parse_time, Time};
+use crate::units::{parse_frequency, parse_op_rate, parse_power, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -289,7 +289,11 @@ impl ControllerFile {
                 }
                 None
             }
-            "polling" => match self.polling_interval.as_deref().map(parse_time) {
+            "polling" => match self
+                .polling_interval
+                .as_deref()
+                .map(crate::config::config_time)
+            {
                 Some(Ok(t)) if t > Time::ZERO => Some(t),
                 Some(Ok(_)) => {
                     problem(out, "controller.polling_interval", "must be positive");
@@ -381,10 +385,11 @@ impl ControllerFile {
                 problem(out, &format!("{k}.clock"), e.0);
                 1.0
             });
-            let memory_latency = parse_time(&f.memory_latency).unwrap_or_else(|e| {
-                problem(out, &format!("{k}.memory_latency"), e.0);
-                Time::ZERO
-            });
+            let memory_latency =
+                crate::config::config_time(&f.memory_latency).unwrap_or_else(|e| {
+                    problem(out, &format!("{k}.memory_latency"), e.0);
+                    Time::ZERO
+                });
             let spec = CoreSpec {
                 name: name.clone(),
                 clock_hz,
@@ -497,7 +502,7 @@ impl ControllerFile {
             if a.instances == 0 {
                 problem(out, &format!("{k}.instances"), "must be at least 1");
             }
-            let latency = parse_time(&a.latency).unwrap_or_else(|e| {
+            let latency = crate::config::config_time(&a.latency).unwrap_or_else(|e| {
                 problem(out, &format!("{k}.latency"), e.0);
                 Time::ZERO
             });

@@ -10,7 +10,7 @@
 
 use crate::compute::ControllerConfig;
 use crate::config::ConfigProblem;
-use crate::units::{parse_energy, parse_power, parse_time, Time};
+use crate::units::{parse_energy, parse_power, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -150,7 +150,7 @@ impl PowerFile {
             pcie_idle,
             other,
             budget,
-            window: parse_time(&self.window).unwrap_or_else(|err| {
+            window: crate::config::config_time(&self.window).unwrap_or_else(|err| {
                 out.push(ConfigProblem {
                     key: "power.window".into(),
                     message: err.0,

@@ -28,7 +28,7 @@
 
 use crate::compose::{self, Composed};
 use crate::config::{ConfigError, ConfigProblem, Device, PcieConfig};
-use crate::units::{parse_bytes, parse_percent, parse_power, parse_time, Bytes, Time};
+use crate::units::{parse_percent, parse_power, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -290,13 +290,13 @@ impl Problems {
         })
     }
     fn time(&mut self, key: &str, v: &str) -> Time {
-        parse_time(v).unwrap_or_else(|e| {
+        crate::config::config_time(v).unwrap_or_else(|e| {
             self.push(key, e.0);
             Time::ZERO
         })
     }
     fn bytes(&mut self, key: &str, v: &str) -> Bytes {
-        parse_bytes(v).unwrap_or_else(|e| {
+        crate::config::config_bytes(v).unwrap_or_else(|e| {
             self.push(key, e.0);
             Bytes(0)
         })
@@ -456,7 +456,7 @@ impl SystemFile {
             if power_w < 0.0 {
                 p.push(k("power"), "must not be negative");
             }
-            let ingress_buffer = match parse_bytes(&s.ingress_buffer) {
+            let ingress_buffer = match crate::config::config_bytes(&s.ingress_buffer) {
                 Err(e) => {
                     p.push(k("ingress_buffer"), e.0);
                     Bytes(0)
