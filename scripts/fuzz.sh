@@ -5,7 +5,8 @@
 #   scripts/fuzz.sh list               the targets
 #
 # Targets (fuzz/afl/src/bin/): device_file, fio_jobs, trace_parsers,
-# system_file, csd_inputs, simulate (device file + fio job -> a short run).
+# system_file, csd_inputs, overrides (--set lines on a preset), simulate
+# (device file + fio job -> a short run).
 # Seed corpora come from the shipped presets, tests/data and small samples
 # written here; findings land in fuzz/afl/out/TARGET/default/crashes and
 # hangs (kept out of git). The script prints executions, paths and crashes
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-targets=(device_file fio_jobs trace_parsers system_file csd_inputs simulate)
+targets=(device_file fio_jobs trace_parsers system_file csd_inputs overrides simulate)
 if [ "${1:-}" = "list" ] || [ $# -lt 1 ]; then
     printf '%s\n' "${targets[@]}"
     [ $# -ge 1 ] && exit 0
@@ -56,6 +57,10 @@ if [ -z "$(ls -A "$corpus")" ]; then
             for k in 0 1 2 3; do
                 printf "\\x0$k\\x01\\x00\\x00\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x04\\x01\\x00\\x01\\x05\\x01\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x02\\x00\\x00\\x00\\x07\\x00\\x00\\x00\\x03\\x00\\x00\\x00\\x05\\x00\\x00\\x00" > "$corpus/k$k.bin"
             done ;;
+        overrides)
+            printf 'pm9a3-960g\nnand.channels=16\ncache.write_buffer=64MiB\n' > "$corpus/a.txt"
+            printf 'smartssd-3.84t\nfpga.clock=250MHz\nfpga.programs=["count"]\n' > "$corpus/b.txt"
+            printf '970evo-1t\nftl.slc_static=4GiB\nnand.t_read=["50us","60us","70us"]\n' > "$corpus/c.txt" ;;
         simulate)
             for j in tests/data/fio/hotspot.fio tests/data/fio/trim-phases.fio; do
                 { cat tests/data/small-slc.toml; printf '\n----\n'; cat "$j"; } > "$corpus/$(basename "$j").txt"

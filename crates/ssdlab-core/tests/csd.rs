@@ -341,3 +341,50 @@ fn a_plain_run_crosses_the_internal_switch_and_counts_the_idle_fpga() {
         "{names:?}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// Structured fuzzing of the computational-storage inputs: any kernel
+    /// name, build, slot, range set and arrays through the compute
+    /// namespace and the timing model. Every command is a result or a
+    /// clear error, never a panic; a result's timing is finite.
+    #[test]
+    fn compute_namespace_never_panics(
+        k in 0usize..5,
+        cus in 0u32..20,
+        buffer in proptest::option::of(0u64..(1 << 22)),
+        pipeline in proptest::bool::ANY,
+        slot in 0u16..10,
+        activate in proptest::bool::ANY,
+        a in proptest::collection::vec(proptest::num::i32::ANY, 0..64),
+        b in proptest::collection::vec(-8i32..8, 0..64),
+        sorted in proptest::bool::ANY,
+        ranges in 0usize..4,
+        value in proptest::num::i32::ANY,
+    ) {
+        let dev = Device::preset("smartssd-3.84t").unwrap();
+        let mut ns = ComputeNamespace::new(dev.fpga.as_ref().unwrap());
+        let name = ["count", "average", "vadd", "merge", "sort"][k];
+        let v = Variant { compute_units: cus, local_buffer: buffer, pipeline };
+        let (mut a, mut b) = (a, b);
+        if sorted {
+            a.sort();
+            b.sort();
+        }
+        if ns.load_program(slot, name, v, 1 << 20).is_err() {
+            return Ok(());
+        }
+        if activate {
+            ns.activate(slot).unwrap();
+        }
+        let (ab, bb) = (kernel::to_bytes(&a), kernel::to_bytes(&b));
+        ns.write(0, &ab).unwrap();
+        ns.write(1 << 20, &bb).unwrap();
+        let all = [(0, ab.len() as u64), (1 << 20, bb.len() as u64), (2 << 20, 1 << 20)];
+        if ns.set_ranges(0, &all[..ranges.min(3)]).is_ok() {
+            if let Ok(x) = ns.execute(slot, 0, value) {
+                proptest::prop_assert!(x.timing.cycles.is_finite() && x.timing.cycles >= 0.0);
+            }
+        }
+    }
+}

@@ -405,12 +405,32 @@ fn afl_findings_stay_fixed() {
 fn values_beyond_their_stated_ranges_are_refused_by_key() {
     let base = common::SMALL_SLC;
     for (from, to, key) in [
-        (r#"write_buffer = "256KiB""#, r#"write_buffer = "2PiB""#, "cache.write_buffer"),
-        (r#"t_prog = ["200us"]"#, r#"t_prog = ["2000000s"]"#, "nand.t_prog[0]"),
-        (r#"bus_bandwidth = "400MB/s""#, r#"bus_bandwidth = "400TB/s""#, "nand.bus_bandwidth"),
-        (r#"page_size = "4KiB""#, r#"page_size = "2PiB""#, "nand.page_size"),
+        (
+            r#"write_buffer = "256KiB""#,
+            r#"write_buffer = "2PiB""#,
+            "cache.write_buffer",
+        ),
+        (
+            r#"t_prog = ["200us"]"#,
+            r#"t_prog = ["2000000s"]"#,
+            "nand.t_prog[0]",
+        ),
+        (
+            r#"bus_bandwidth = "400MB/s""#,
+            r#"bus_bandwidth = "400TB/s""#,
+            "nand.bus_bandwidth",
+        ),
+        (
+            r#"page_size = "4KiB""#,
+            r#"page_size = "2PiB""#,
+            "nand.page_size",
+        ),
         ("channels = 2", "channels = 100000", "nand.channels"),
-        ("pages_per_block = 64", "pages_per_block = 1000000", "nand.pages_per_block"),
+        (
+            "pages_per_block = 64",
+            "pages_per_block = 1000000",
+            "nand.pages_per_block",
+        ),
     ] {
         assert!(base.contains(from), "{from}");
         let text = base.replace(from, to);
