@@ -239,6 +239,17 @@ fn bad_input_gets_a_clear_error() {
     let e = csd::run(&s).unwrap_err();
     assert!(e.contains("on-chip memory"), "{e}");
     let mut s = spec("count", 10);
+    s.io_depth = 4_000_000_000;
+    let e = csd::run(&s).unwrap_err();
+    assert!(e.contains("--io-depth") && e.contains("1 to 1023"), "{e}");
+    let mut s = spec("count", 10);
+    s.io_block = 1 << 30;
+    let e = csd::run(&s).unwrap_err();
+    assert!(
+        e.contains("--io-block") && e.contains("write buffer"),
+        "{e}"
+    );
+    let mut s = spec("count", 10);
     s.host_clock_hz = 0.5e9;
     assert!(csd::run(&s)
         .unwrap_err()

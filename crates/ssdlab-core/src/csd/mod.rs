@@ -357,8 +357,18 @@ pub fn run(spec: &CsdSpec) -> Result<CsdRun, String> {
             spec.io_block, dev.ftl.mapping_unit
         ));
     }
-    if spec.io_depth == 0 {
-        return Err("the transfer depth must be at least 1".into());
+    let most = dev.nvme.max_queue_depth.saturating_sub(1);
+    if spec.io_depth == 0 || spec.io_depth > most {
+        return Err(format!(
+            "the transfer depth (io_depth, --io-depth) must be 1 to {most} (the drive's queues hold {} entries), got {}",
+            dev.nvme.max_queue_depth, spec.io_depth
+        ));
+    }
+    if dev.cache.write_buffer.0 > 0 && spec.io_block > dev.cache.write_buffer.0 {
+        return Err(format!(
+            "the transfer size (io_block, --io-block: {} B) must fit the drive's {} write buffer",
+            spec.io_block, dev.cache.write_buffer
+        ));
     }
     // Resources first (compute units, on-chip buffers), before any work.
     timing::kernel_time(fpga, k, &Work::default(), &spec.variant)?;
