@@ -51,6 +51,29 @@ def _device(device: Union[str, Device, None]) -> Device:
     return device
 
 
+def _counts(**kw: Any) -> None:
+    """Whole, non-negative counts, or a CsdError naming the keyword."""
+    for k, v in kw.items():
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            raise CsdError(f"{k}: expected a whole number, got {v!r}")
+        if int(v) < 0:
+            raise CsdError(f"{k}: must not be negative, got {v}")
+
+
+def _int32(a: Iterable[int], i: int) -> List[int]:
+    """Input array ``i`` as int32 values, or a CsdError naming it."""
+    import numpy as np
+
+    arr = np.asarray(a if not isinstance(a, (str, bytes)) else [a])
+    if arr.ndim != 1:
+        raise CsdError(f"inputs[{i}]: expected a one-dimensional array, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise CsdError(f"inputs[{i}]: expected integers, got {arr.dtype}")
+    if arr.size and (int(arr.min()) < -(2**31) or int(arr.max()) > 2**31 - 1):
+        raise CsdError(f"inputs[{i}]: values must fit int32 (-2^31 to 2^31-1)")
+    return arr.astype(np.int32).tolist()
+
+
 @dataclass
 class CsdResult:
     """One computational-storage run."""
@@ -113,9 +136,8 @@ def run(
     ``cus`` compute units, a ``local_buffer`` (e.g. ``"256KiB"``) and loop
     ``pipeline`` pragmas; the host baseline runs at ``host_clock``."""
     dev = _device(device)
-    ins = None
-    if inputs is not None:
-        ins = [[int(x) for x in a] for a in inputs]
+    _counts(elements=elements, cus=cus, io_depth=io_depth, seed=seed)
+    ins = None if inputs is None else [_int32(a, i) for i, a in enumerate(inputs)]
     try:
         text, out = _core.csd_run(
             dev._handle(), kernel, int(elements), ins, int(value), int(cus), local_buffer,
@@ -150,6 +172,7 @@ def kernel_time(
     ``fpga_s`` (launch + run), ``host_s``, the ``timing`` details, the
     ``work`` and the ``result`` on generated inputs."""
     dev = _device(device)
+    _counts(elements=elements, cus=cus, seed=seed)
     try:
         return json.loads(_core.csd_kernel_time(
             dev._handle(), kernel, int(elements), int(cus), local_buffer, bool(pipeline), int(seed),

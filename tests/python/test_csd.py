@@ -79,6 +79,12 @@ def test_errors_are_clear(smartssd: ssdlab.Device) -> None:
         ssdlab.csd.run(smartssd, kernel="vadd", elements=1 << 30)
     with pytest.raises(CsdError, match="no \\[fpga\\] section"):
         ssdlab.csd.run(ssdlab.Device.preset("pm9a3-960g"), kernel="count", elements=10)
+    with pytest.raises(CsdError, match="inputs\\[0\\]: values must fit int32"):
+        ssdlab.csd.run(smartssd, kernel="count", inputs=[[2**31]])
+    with pytest.raises(CsdError, match="inputs\\[1\\]: expected integers"):
+        ssdlab.csd.run(smartssd, kernel="vadd", inputs=[[1], [1.5]])
+    with pytest.raises(CsdError, match="cus: must not be negative"):
+        ssdlab.csd.run(smartssd, kernel="count", cus=-1)
     with pytest.raises(CsdError, match="local_buffer"):
         ssdlab.csd.kernel_time(kernel="count", local_buffer="lots")
 
