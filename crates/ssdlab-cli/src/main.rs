@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 mod bench;
 mod csd;
 mod pydoor;
+mod serve;
 
 #[derive(Parser)]
 #[command(
@@ -108,6 +109,8 @@ enum Cmd {
         #[command(subcommand)]
         sub: csd::CsdCmd,
     },
+    /// Serve a simulated drive in real time over NBD (through nbdkit) to real tools: fio, qemu-io, nbdcopy, a file system.
+    Serve(serve::ServeArgs),
     /// Block traces: statistics.
     Trace {
         #[command(subcommand)]
@@ -611,6 +614,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Csd { sub } => csd::run(sub),
+        Cmd::Serve(a) => serve::run(a),
         Cmd::Validate {
             output_format,
             filter,

@@ -85,6 +85,12 @@ impl<E> EventQueue<E> {
         Some((self.now, e.ev))
     }
 
+    /// Time of the next event, if any (without popping it).
+    #[inline]
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+    }
+
     /// Events pending.
     pub fn len(&self) -> usize {
         self.heap.len()

@@ -75,6 +75,11 @@ pub enum Event {
         /// Command id.
         cmd: u32,
     },
+    /// A live request (a served NBD connection's) arrives on host queue `q`.
+    LiveArrival {
+        /// Host queue.
+        q: u32,
+    },
     /// A buffered application I/O ends (its copy is done, or writeback
     /// let a throttled write go).
     AppDone {

@@ -22,6 +22,7 @@ pub mod host;
 pub mod overrides;
 pub mod presets;
 pub mod report;
+pub mod serve;
 pub mod stats;
 pub mod system;
 pub mod units;

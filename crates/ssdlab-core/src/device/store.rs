@@ -295,6 +295,101 @@ impl DataStore {
     }
 }
 
+/// Shared use of a file-backed store (serving: several connection threads
+/// at once). Positioned reads and writes on the one file need no lock; the
+/// operating system orders overlapping ones. A memory store cannot be
+/// shared this way (an error says so).
+impl DataStore {
+    fn shared_file(&self, what: &str) -> Result<(&File, &Path), StoreError> {
+        match &self.backing {
+            Backing::File { file, path, .. } => Ok((file, path)),
+            Backing::Memory(_) => Err(StoreError(format!(
+                "data store: {what} from several threads needs a file backing"
+            ))),
+        }
+    }
+
+    /// [`DataStore::write`] from any thread (file backing).
+    pub fn write_shared(&self, offset: u64, data: &[u8]) -> Result<(), StoreError> {
+        self.check(offset, data.len() as u64)?;
+        let (file, path) = self.shared_file("write")?;
+        write_all_at(file, data, offset)
+            .map_err(|e| StoreError(format!("data store '{}': write: {e}", path.display())))
+    }
+
+    /// [`DataStore::read`] from any thread (file backing).
+    pub fn read_shared(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        self.check(offset, buf.len() as u64)?;
+        let (file, path) = self.shared_file("read")?;
+        read_exact_at(file, buf, offset)
+            .map_err(|e| StoreError(format!("data store '{}': read: {e}", path.display())))
+    }
+
+    /// [`DataStore::trim`] from any thread (file backing).
+    pub fn trim_shared(&self, offset: u64, len: u64) -> Result<(), StoreError> {
+        self.check(offset, len)?;
+        let (file, path) = self.shared_file("trim")?;
+        punch_hole(file, offset, len)
+            .map_err(|e| StoreError(format!("data store '{}': trim: {e}", path.display())))
+    }
+
+    /// Which parts of `[offset, offset + len)` hold data and which are holes
+    /// (never written, or trimmed: they read as zeros), as (offset, length,
+    /// data) runs in order, at the file system's block granularity. Without
+    /// hole detection (or for a memory store), all of it is data.
+    pub fn extents_shared(
+        &self,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<(u64, u64, bool)>, StoreError> {
+        self.check(offset, len)?;
+        let end = offset + len;
+        #[cfg(target_os = "linux")]
+        if let Backing::File { file, .. } = &self.backing {
+            use std::os::unix::io::AsRawFd;
+            let fd = file.as_raw_fd();
+            let seek = |at: u64, whence: libc::c_int| -> Option<u64> {
+                // SAFETY: lseek on a descriptor this File owns; it moves only
+                // the file offset, which positioned I/O does not use.
+                let r = unsafe { libc::lseek(fd, at as libc::off_t, whence) };
+                (r >= 0).then_some(r as u64)
+            };
+            let mut out = Vec::new();
+            let mut at = offset;
+            while at < end {
+                // Next data at or after `at` (none: the rest is a hole).
+                let data = seek(at, libc::SEEK_DATA).unwrap_or(end).min(end);
+                if data > at {
+                    out.push((at, data - at, false));
+                    at = data;
+                    continue;
+                }
+                let hole = seek(at, libc::SEEK_HOLE).unwrap_or(end).min(end);
+                if hole <= at {
+                    // No hole detection here: call the rest data.
+                    out.push((at, end - at, true));
+                    break;
+                }
+                out.push((at, hole - at, true));
+                at = hole;
+            }
+            return Ok(out);
+        }
+        Ok(vec![(offset, end - offset, true)])
+    }
+
+    /// Make everything written so far durable (`fdatasync` of the file; a
+    /// memory store has nothing to sync).
+    pub fn sync(&self) -> Result<(), StoreError> {
+        match &self.backing {
+            Backing::File { file, path, .. } => file
+                .sync_data()
+                .map_err(|e| StoreError(format!("data store '{}': sync: {e}", path.display()))),
+            Backing::Memory(_) => Ok(()),
+        }
+    }
+}
+
 impl Drop for DataStore {
     fn drop(&mut self) {
         if let Backing::File {

@@ -10,6 +10,7 @@
 pub mod buffered;
 pub(crate) mod config;
 mod data;
+pub(crate) mod live;
 pub(crate) mod pagecache;
 pub(crate) mod queue;
 pub mod steady;
@@ -316,6 +317,7 @@ impl Host {
                 let js = seed.wrapping_add((ji as u64) << 20);
                 let pacer = Pacer::new(job, js.wrapping_add(clone as u64)).map(Box::new);
                 let (gen, depth) = match &job.read_iolog {
+                    _ if job.live => (Source::Live(Box::default()), dev.nvme.max_queue_depth - 1),
                     Some(ts) => {
                         let mut src =
                             trace_source(ts, lpns * unit_bytes, unit_bytes, write_buffer.0)?;
@@ -837,6 +839,8 @@ impl Host {
                 t.base = at;
                 t.deadline = t.limit.map(|l| at + l);
             }
+            // Requests arrive on their own (`live_arrival`).
+            Source::Live(_) => return Ok(()),
         }
         if h.open_trace() {
             return self.trace_schedule_next(q, eq, submit);
@@ -910,6 +914,8 @@ impl Host {
                                 None
                             }
                         },
+                        // Live requests are submitted as they arrive.
+                        Source::Live(_) => return,
                     };
                     let Some(io) = next else {
                         if verify::begin(h, at) {
@@ -1334,17 +1340,28 @@ impl Host {
         if let Some(cmd) = cmd {
             self.free_cmds.push(cmd);
         }
-        if self.queues[c.q as usize].open_trace() {
+        if self.queues[c.q as usize].open_loop() {
             // Open loop: the next request does not wait for this one, but a held one may go now.
             let held = match &mut self.queues[c.q as usize].gen {
-                Source::Trace(t) => t.overflow.pop_front(),
+                Source::Trace(t) => t.overflow.pop_front().map(|(a, io)| (a, io, None)),
+                Source::Live(l) => {
+                    if let Some(cmd) = cmd {
+                        l.done.push((l.tags[cmd as usize], end));
+                    }
+                    l.overflow
+                        .pop_front()
+                        .map(|(a, io, tag)| (a, io, Some(tag)))
+                }
                 Source::Job(_) => None,
             };
-            if let Some((arrived, io)) = held {
+            if let Some((arrived, io, tag)) = held {
                 self.submit_io(c.q, end, io, eq, submit);
-                // Latency counts from the trace arrival, not from when the queue had room.
+                // Latency counts from the arrival, not from when the queue had room.
                 if let Some(last) = self.last_cmd {
                     self.cmds[last as usize].submit = arrived;
+                    if let Some(tag) = tag {
+                        self.live_tag(c.q, last, tag);
+                    }
                 }
             }
         } else {

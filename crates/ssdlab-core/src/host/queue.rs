@@ -13,6 +13,8 @@ pub(crate) enum Source {
     Job(JobGen),
     /// A block trace.
     Trace(Box<TraceSource>),
+    /// Requests from outside the simulation (a served connection).
+    Live(Box<super::live::LiveSource>),
 }
 
 pub(crate) struct HostQueue {
@@ -103,6 +105,17 @@ impl HostQueue {
 
     pub(crate) fn open_trace(&self) -> bool {
         matches!(&self.gen, Source::Trace(t) if matches!(t.spec.replay, Replay::Open { .. }))
+    }
+
+    /// Open loop: requests arrive on their own (a timed trace, or live
+    /// requests), not when an earlier one completes.
+    #[inline]
+    pub(crate) fn open_loop(&self) -> bool {
+        match &self.gen {
+            Source::Job(_) => false,
+            Source::Trace(t) => matches!(t.spec.replay, Replay::Open { .. }),
+            Source::Live(_) => true,
+        }
     }
 }
 

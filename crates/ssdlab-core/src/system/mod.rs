@@ -6,6 +6,7 @@
 //! over the [`Fabric`].
 
 pub mod config;
+mod live;
 
 use crate::config::Device;
 use crate::device::firmware::Firmware;
@@ -386,17 +387,7 @@ impl System {
                     self.drives.iter().map(|d| d.flash.outstanding()).sum::<usize>()
                 )));
             };
-            self.events += 1;
-            self.fabric.advance(now);
-            for d in &mut self.drives {
-                if now >= d.next_mark && d.ledger.is_some() {
-                    d.power_mark(now, &self.fabric);
-                }
-            }
-            self.dispatch(now, ev);
-            if let Some(e) = self.host.failure.take() {
-                return Err(e);
-            }
+            self.step(now, ev)?;
             tick = tick.wrapping_add(1);
             if tick & 0xffff == 0 {
                 if stop() {
@@ -411,6 +402,23 @@ impl System {
             return Err(e);
         }
         progress(self.progress());
+        Ok(())
+    }
+
+    /// Process one event popped at `now`.
+    #[inline]
+    fn step(&mut self, now: Time, ev: Event) -> Result<(), SimError> {
+        self.events += 1;
+        self.fabric.advance(now);
+        for d in &mut self.drives {
+            if now >= d.next_mark && d.ledger.is_some() {
+                d.power_mark(now, &self.fabric);
+            }
+        }
+        self.dispatch(now, ev);
+        if let Some(e) = self.host.failure.take() {
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -462,6 +470,10 @@ impl System {
                 if let Err(e) = self.host.trace_arrival(now, q, &mut self.q, &mut submit) {
                     self.host.failure = Some(e);
                 }
+            }
+            Event::LiveArrival { q } => {
+                let mut submit = submitter(&mut self.drives, &mut self.fabric);
+                self.host.live_arrival(now, q, &mut self.q, &mut submit)
             }
             Event::FlusherWake => {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);

@@ -190,6 +190,10 @@ pub struct JobSpec {
     /// and completions still go to the host. Set from code (computational
     /// storage), not from job files.
     pub peer: Option<String>,
+    /// Its I/Os come from outside the simulation, one request at a time,
+    /// each at its arrival (a served NBD connection: [`crate::serve`]). Set
+    /// from code, not from job files.
+    pub live: bool,
 }
 
 /// fio's verify (`verify=`, `verify_pattern=`, `verify_interval=`,
@@ -484,6 +488,7 @@ impl Default for JobSpec {
             verify: None,
             buffer: BufferFill::Random,
             peer: None,
+            live: false,
         }
     }
 }
