@@ -18,6 +18,22 @@ if ! command -v fio >/dev/null 2>&1; then
     fi
 fi
 export SSDLAB_REQUIRE_FIO=1
+# Real NBD clients for `ssdlab serve` (Debian's nbdkit, qemu-utils for
+# qemu-io/qemu-img, libnbd-bin for nbdinfo/nbdcopy).
+nbd_tools=(nbdkit qemu-io nbdinfo nbdcopy)
+nbd_missing=()
+for t in "${nbd_tools[@]}"; do command -v "$t" >/dev/null 2>&1 || nbd_missing+=("$t"); done
+if [ "${#nbd_missing[@]}" -gt 0 ]; then
+    echo "== installing nbdkit, qemu-utils, libnbd-bin (Debian packages) for: ${nbd_missing[*]}"
+    if command -v apt-get >/dev/null 2>&1; then
+        pkgs=(nbdkit qemu-utils libnbd-bin)
+        { apt-get install -y -q "${pkgs[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q "${pkgs[@]}" >/dev/null; }; } \
+            || echo "warning: could not install ${pkgs[*]}" >&2
+    fi
+fi
+export SSDLAB_REQUIRE_NBD=1
+echo "== cargo build (release): the CLI and the NBD plugin it serves with"
+cargo build --release -p ssdlab-cli -p ssdlab-nbd
 echo "== cargo test (release)"
 cargo test --workspace --release
 

@@ -114,6 +114,18 @@ fn nbdkit_path(name: &str) -> Result<PathBuf, String> {
     })
 }
 
+/// A plugin-key error (`serve: key 'max_transfer': ...`) as one naming the
+/// command-line option (`--max-transfer: ...`).
+fn as_option(e: &str) -> String {
+    let Some(rest) = e.strip_prefix("serve: key '") else {
+        return e.strip_prefix("serve: ").unwrap_or(e).to_string();
+    };
+    match rest.split_once('\'') {
+        Some((k, tail)) => format!("--{}{tail}", k.replace('_', "-")),
+        None => e.to_string(),
+    }
+}
+
 /// `ADDR:PORT` (IPv6 as `[::1]:PORT`), and whether ADDR is loopback.
 fn parse_listen(s: &str) -> Result<(String, u16, bool), String> {
     let bad = || {
@@ -156,12 +168,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode, String> {
     p("max_transfer", &a.max_transfer);
     p("lookahead", &a.lookahead);
     p("spin", &a.spin);
-    let spec = ServeSpec::from_params(&params).map_err(|e| {
-        // Name the command-line option rather than the plugin key.
-        e.replacen("serve: key '", "--", 1)
-            .replacen("' ", " ", 1)
-            .replace("--max_transfer", "--max-transfer")
-    })?;
+    let spec = ServeSpec::from_params(&params).map_err(|e| as_option(&e))?;
     let plugin = plugin_path(&a.plugin)?;
     let nbdkit = nbdkit_path(&a.nbdkit)?;
 
@@ -270,7 +277,23 @@ fn exec(_: &Path, _: &[OsString]) -> Result<ExitCode, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_listen;
+    use super::{as_option, parse_listen};
+
+    #[test]
+    fn plugin_key_errors_name_the_option() {
+        assert_eq!(
+            as_option("serve: key 'max_transfer': expected a size, got 'x'"),
+            "--max-transfer: expected a size, got 'x'"
+        );
+        assert_eq!(
+            as_option("serve: key 'set' given twice"),
+            "--set given twice"
+        );
+        assert_eq!(
+            as_option("serve: keys 'system' and 'device' together"),
+            "keys 'system' and 'device' together"
+        );
+    }
 
     #[test]
     fn listen_addresses_are_parsed_and_classified() {

@@ -86,6 +86,38 @@ impl ServeSpec {
         spec
     }
 
+    /// Whether the spec can be served: the drive exists, the queue count
+    /// and the transfer size fit it. Errors name the parameter key.
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=65_535).contains(&self.queues) {
+            return Err(format!(
+                "serve: key 'queues': expected a whole number from 1 to 65535, got '{}'",
+                self.queues
+            ));
+        }
+        let Some(d) = self.system.drives.iter().find(|d| d.name == self.drive) else {
+            return Err(format!(
+                "serve: key 'drive': system '{}' has no drive '{}' (drives: {})",
+                self.system.name,
+                self.drive,
+                self.system
+                    .drives
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        let unit = d.device.ftl.mapping_unit.0;
+        if self.max_transfer < unit || !self.max_transfer.is_multiple_of(unit) {
+            return Err(format!(
+                "serve: key 'max_transfer': {} B must be a whole number of the drive's {unit} B mapping units",
+                self.max_transfer
+            ));
+        }
+        Ok(())
+    }
+
     /// Serve the first drive of `system` (change [`ServeSpec::drive`] for another).
     pub fn new_system(system: SystemConfig) -> ServeSpec {
         let drive = system
@@ -240,36 +272,18 @@ impl Server {
     /// Build and precondition the system, open the backing file, and start
     /// the engine thread (simulated time zero is now).
     pub fn start(spec: ServeSpec) -> Result<Server, SimError> {
-        if spec.queues == 0 {
-            return Err(SimError::Device("queues must be at least 1".into()));
-        }
-        let Some(di) = spec.system.drives.iter().position(|d| d.name == spec.drive) else {
-            return Err(SimError::Device(format!(
-                "system '{}' has no drive '{}' (drives: {})",
-                spec.system.name,
-                spec.drive,
-                spec.system
-                    .drives
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        };
+        spec.check().map_err(SimError::Device)?;
+        let di = spec
+            .system
+            .drives
+            .iter()
+            .position(|d| d.name == spec.drive)
+            .unwrap_or(0);
         let dev = &spec.system.drives[di].device;
         let capacity = dev.capacity_bytes();
         let unit = dev.ftl.mapping_unit.0;
         let write_buffer = dev.cache.write_buffer.0;
         let max_qd = dev.nvme.max_queue_depth;
-        if spec.queues > 65_535 {
-            return Err(SimError::Device("queues must be at most 65535".into()));
-        }
-        if spec.max_transfer < unit || !spec.max_transfer.is_multiple_of(unit) {
-            return Err(SimError::Device(format!(
-                "max_transfer {} B must be a whole number of the drive's {unit} B mapping units",
-                spec.max_transfer
-            )));
-        }
         let max_transfer = spec.max_transfer.min(write_buffer / unit * unit).max(unit);
         let store = match &spec.backing {
             Some(p) => DataStore::file(p, capacity, false),

@@ -162,6 +162,7 @@ impl ServeSpec {
                 _ => {}
             }
         }
+        spec.check()?;
         Ok(spec)
     }
 }
