@@ -263,7 +263,7 @@ fn nbdcopy_in_and_out_over_tcp_on_loopback() {
 /// Start a server on `sock` over `backing` (it becomes nbdkit: same pid),
 /// ready when nbdinfo can connect.
 fn start(sock: &Path, backing: &Path) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
         .arg("serve")
         .args(SMALL)
         .args(["--precondition", "fresh", "--socket"])
@@ -289,6 +289,8 @@ fn start(sock: &Path, backing: &Path) -> Child {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the server on {} did not come up", sock.display());
 }
 
