@@ -58,6 +58,9 @@ pub struct ServeArgs {
     /// Spin rather than sleep for the last part of each wait before a release.
     #[arg(long, value_name = "TIME", default_value = "20us")]
     spin: String,
+    /// A release later than this after its simulated completion is counted late.
+    #[arg(long, value_name = "TIME", default_value = "20us")]
+    late_threshold: String,
     /// Write the serving report (JSON: served vs simulated latency, lag, and the drive's own report) here at exit.
     #[arg(long, value_name = "PATH")]
     report: Option<PathBuf>,
@@ -168,6 +171,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode, String> {
     p("max_transfer", &a.max_transfer);
     p("lookahead", &a.lookahead);
     p("spin", &a.spin);
+    p("late_threshold", &a.late_threshold);
     let spec = ServeSpec::from_params(&params).map_err(|e| as_option(&e))?;
     let plugin = plugin_path(&a.plugin)?;
     let nbdkit = nbdkit_path(&a.nbdkit)?;

@@ -12,6 +12,9 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The engine polls for requests instead of sleeping across gaps shorter than this.
+const SPIN_WAIT: Duration = Duration::from_micros(30);
+
 /// Trims are split at this size (a driver's discard limit), bytes.
 const MAX_TRIM: u64 = 1 << 30;
 
@@ -195,6 +198,19 @@ pub(super) fn run(
             Some(t) if t <= now + cfg.lookahead => continue,
             Some(t) if open => {
                 let wait = Duration::from_nanos((t - cfg.lookahead - now).as_ns());
+                if wait < SPIN_WAIT {
+                    // A short gap: poll rather than sleep (a timed sleep
+                    // costs a futex round trip and wakes late anyway).
+                    let until = Instant::now() + wait;
+                    while Instant::now() < until {
+                        if let Ok(m) = rx.try_recv() {
+                            inbox = Some(m);
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                    continue;
+                }
                 match rx.recv_timeout(wait) {
                     Ok(m) => inbox = Some(m),
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
