@@ -27,6 +27,7 @@ from typing import Any, List, Tuple
 
 from . import _core
 from . import csd
+from . import serve
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
@@ -40,6 +41,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "csd",
+    "serve",
     "Device",
     "System",
     "Job",

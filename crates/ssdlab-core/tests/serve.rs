@@ -238,3 +238,123 @@ fn bad_parameters_are_refused_by_key() {
         "{e}"
     );
 }
+
+/// One drive of a system (host, switch, four drives) served: its requests
+/// reach that drive only, through the fabric.
+#[test]
+fn a_drive_of_a_system_is_served() {
+    let dir = tempdir::Dir::new("system");
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let mut spec = ServeSpec::from_params(&[
+        kv("system", "seed002-4x-gen3-switch"),
+        kv("drive", "nvme2"),
+        kv("set", "drives.nand.blocks_per_plane=128"),
+        kv("set", "drives.ftl.over_provisioning=28%"),
+        kv("set", "drives.ftl.slc_static=256MB"),
+        kv("set", "drives.ftl.slc_dynamic=1GB"),
+        kv("precondition", "fresh"),
+        kv(
+            "backing",
+            &dir.path().join("nvme2.img").display().to_string(),
+        ),
+    ])
+    .unwrap();
+    spec.queues = 2;
+    let s = Server::start(spec).unwrap();
+    let data = vec![0xc3u8; 65536];
+    s.write(0, 0, &data, false).unwrap();
+    let mut back = vec![0u8; 65536];
+    s.read(1, 0, &mut back).unwrap();
+    assert_eq!(back, data);
+    let (_, sim) = s.stop().unwrap();
+    assert_eq!(sim.drives.len(), 4, "a system report lists its drives");
+    for (name, d) in &sim.drives {
+        let (w, r) = (d.write.ios, d.read.ios);
+        if name == "nvme2" {
+            assert_eq!((w, r), (1, 1), "{name}");
+        } else {
+            assert_eq!((w, r), (0, 0), "{name}");
+        }
+    }
+    let e = ServeSpec::from_params(&[kv("system", "seed002-4x-gen3-switch"), kv("drive", "nvme9")])
+        .unwrap_err();
+    assert!(
+        e.contains("no drive 'nvme9'") && e.contains("nvme0, nvme1"),
+        "{e}"
+    );
+}
+
+mod any_request_sequence {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Requests of any kind, offset and length (in bounds or not, empty or
+    /// not) against a shadow copy of the first MiB: no panic, every refusal
+    /// is a clean `Invalid`, and reads return what the shadow holds.
+    fn check(ops: &[(u8, u64, u64, u8)], s: &Server, shadow: &mut [u8]) {
+        let cap = s.capacity();
+        for &(kind, off, len, val) in ops {
+            // Mostly inside the shadowed first MiB; now and then at or past the end.
+            let (off, len) = match val % 8 {
+                0 => (cap - (off % 8192), len),
+                1 => (u64::MAX - off % 4096, len),
+                _ => (off % (1 << 20), len % ((1 << 20) - off % (1 << 20) + 1)),
+            };
+            let inside = off.checked_add(len).is_some_and(|e| e <= cap);
+            let shadowed = inside && off + len <= 1 << 20;
+            let r = match kind % 5 {
+                0 => {
+                    let mut buf = vec![0u8; len.min(1 << 20) as usize];
+                    let r = s.read(0, off, &mut buf);
+                    if r.is_ok() && shadowed {
+                        assert_eq!(buf, &shadow[off as usize..(off + len) as usize]);
+                    }
+                    r
+                }
+                1 => {
+                    let data = vec![val; len.min(1 << 20) as usize];
+                    let r = s.write(1, off, &data, val % 3 == 0);
+                    if r.is_ok() && shadowed {
+                        shadow[off as usize..(off + len) as usize].fill(val);
+                    }
+                    r
+                }
+                2 => s.flush(2),
+                3 => {
+                    let r = s.trim(0, off, len, false);
+                    if r.is_ok() && shadowed {
+                        shadow[off as usize..(off + len) as usize].fill(0);
+                    }
+                    r
+                }
+                _ => {
+                    let r = s.zero(1, off, len, val % 2 == 0, false);
+                    if r.is_ok() && shadowed {
+                        shadow[off as usize..(off + len) as usize].fill(0);
+                    }
+                    r
+                }
+            };
+            match r {
+                Ok(x) => assert!(x.served + Time::ns(1) >= x.simulated),
+                Err(ServeError::Invalid(m)) => assert!(!inside, "refused in bounds: {m}"),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn is_served_or_refused_cleanly(ops in prop::collection::vec((0u8..5, 0u64..(1 << 20), 0u64..70_000, any::<u8>()), 1..40)) {
+            let dir = tempdir::Dir::new("prop");
+            let s = server(&dir, |sp| sp.precondition = ssdlab_core::Precondition::Fresh);
+            let mut shadow = vec![0u8; 1 << 20];
+            check(&ops, &s, &mut shadow);
+            let mut all = vec![0u8; 1 << 20];
+            s.read(0, 0, &mut all).unwrap();
+            prop_assert!(all == shadow);
+            s.stop().unwrap();
+        }
+    }
+}

@@ -13,6 +13,7 @@
 //! events and stops early, raising `KeyboardInterrupt` or
 //! `ssdlab.errors.RunStopped`.
 
+mod serve;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -900,6 +901,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WorkloadHandle>()?;
     m.add_class::<SystemHandle>()?;
     m.add_class::<StopFlag>()?;
+    serve::register(m)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_text, m)?)?;
     m.add_function(wrap_pyfunction!(default_device, m)?)?;
