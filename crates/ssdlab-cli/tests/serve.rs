@@ -144,6 +144,20 @@ fn qemu_io_patterns_round_trip_and_the_report_shows_served_next_to_simulated() {
             "{k}: released before its simulated completion: {x}"
         );
     }
+    // Falling behind is said while serving, not only in the report: with a
+    // zero threshold every release counts late.
+    let (code, _, err) = serve(&[
+        "--late-threshold",
+        "0us",
+        "--run",
+        r#"qemu-io -f raw -c "read 0 4k" -c "read 4k 4k" -c "read 8k 4k" "$uri""#,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("requests released more than 0 us after their simulated completion"),
+        "{err}"
+    );
+    assert!(err.contains("the machine cannot keep up"), "{err}");
     // The simulated drive's own report rides along.
     assert_eq!(r["simulated"]["schema"], "ssdlab.report.v1");
     // Two writes, and `write -z` without -u (no unmap: the client forbids a

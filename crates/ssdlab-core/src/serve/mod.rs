@@ -75,6 +75,8 @@ pub struct ServeSpec {
     /// How much of the wait before each release is spent spinning on a core
     /// rather than sleeping (a sleeping thread wakes a few microseconds late).
     pub spin: Time,
+    /// Print a line on stderr at the 1st, 10th, 100th, ... late release.
+    pub warn: bool,
 }
 
 impl ServeSpec {
@@ -136,6 +138,7 @@ impl ServeSpec {
             lookahead: Time::us(20),
             late_threshold: Time::us(20),
             spin: Time::us(20),
+            warn: true,
         }
     }
 }
@@ -264,6 +267,8 @@ pub struct Server {
     late_threshold: Time,
     /// The last part of a wait before a release is spent spinning, not sleeping.
     spin: std::time::Duration,
+    /// Print a line when releases fall behind.
+    warn: bool,
     stats: Mutex<ServeStats>,
     name: String,
 }
@@ -345,6 +350,7 @@ impl Server {
             queues: spec.queues,
             late_threshold: spec.late_threshold,
             spin: std::time::Duration::from_nanos(spec.spin.as_ns()),
+            warn: spec.warn,
             stats: Mutex::new(ServeStats::default()),
             name,
         })
@@ -495,6 +501,7 @@ impl Server {
         let arrival_sim = Time::ns(arrival.saturating_duration_since(self.start).as_nanos() as u64);
         let served = Time::ns(released.saturating_duration_since(arrival).as_nanos() as u64);
         let lag = Time::ns(released.saturating_duration_since(due).as_nanos() as u64);
+        let late = lag > self.late_threshold;
         if let Ok(mut st) = self.stats.lock() {
             st.record(
                 req.kind(),
@@ -502,8 +509,19 @@ impl Server {
                 served,
                 end.saturating_sub(arrival_sim),
                 lag,
-                lag > self.late_threshold,
+                late,
             );
+            // Say so when the machine cannot keep up: at the 1st, 10th,
+            // 100th, ... late release (not on every one).
+            let n = st.late();
+            if late && self.warn && power_of_ten(n) {
+                eprintln!(
+                    "ssdlab serve: {n} of {} requests released more than {:.0} us after their simulated completion (this one {:.0} us late): the machine cannot keep up",
+                    st.requests(),
+                    self.late_threshold.as_ns_f64() / 1e3,
+                    lag.as_ns_f64() / 1e3
+                );
+            }
         }
         Ok(Served {
             simulated: end.saturating_sub(arrival_sim),
@@ -540,4 +558,12 @@ impl Server {
         report.backing = self.backing();
         Ok((report, out.report))
     }
+}
+
+/// `n` is 1, 10, 100, ...
+fn power_of_ten(mut n: u64) -> bool {
+    while n >= 10 && n % 10 == 0 {
+        n /= 10;
+    }
+    n == 1
 }

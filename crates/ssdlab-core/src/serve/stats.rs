@@ -37,6 +37,16 @@ impl ServeStats {
         self.late += late as u64;
     }
 
+    /// Late releases so far.
+    pub(super) fn late(&self) -> u64 {
+        self.late
+    }
+
+    /// Requests served so far.
+    pub(super) fn requests(&self) -> u64 {
+        self.lag.ios
+    }
+
     pub(super) fn report(&self) -> ServeReport {
         let mut r = ServeReport {
             schema: "ssdlab.serve.v1".into(),
