@@ -562,7 +562,7 @@ impl Server {
 
 /// `n` is 1, 10, 100, ...
 fn power_of_ten(mut n: u64) -> bool {
-    while n >= 10 && n % 10 == 0 {
+    while n >= 10 && n.is_multiple_of(10) {
         n /= 10;
     }
     n == 1
