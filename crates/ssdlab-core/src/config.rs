@@ -310,8 +310,10 @@ pub(crate) fn tlp_size(text: &str, what: &str) -> Result<Bytes, String> {
     Ok(b)
 }
 
-/// Largest number of mapping units addressable with 32-bit physical slot indices.
-pub const MAX_SLOTS: u64 = u32::MAX as u64 - 1;
+/// Largest number of mapping units addressable with 32-bit physical slot
+/// indices (the top three values are the FTL's markers and its table
+/// encoding's spare value).
+pub const MAX_SLOTS: u64 = u32::MAX as u64 - 2;
 
 impl DeviceFile {
     /// Parse TOML text; `source` names the file in error messages.

@@ -3,26 +3,29 @@
 //! selection, write-amplification accounting, TRIM, and a fast functional
 //! preconditioner.
 //!
-//! Memory: 4 bytes per logical mapping unit (L2P) + 4 bytes per physical
-//! slot (P2L) + about 18 bytes per block. A 960 GB drive with 4 KiB mapping needs
-//! about 1.9 GB, independent of how long it is simulated.
+//! Memory: at most 4 bytes per logical mapping unit (L2P) + 4 bytes per
+//! physical slot (P2L) + about 18 bytes per block: a 960 GB drive with 4 KiB
+//! mapping needs at most about 1.9 GB, independent of how long it is
+//! simulated. The tables cost only the pages written ([`map`]): a fresh or
+//! sequentially filled drive that is only read holds a few MB.
 //!
 //! This module is purely functional (no time): the drive's event loop
 //! decides *when* each operation happens and calls in here for *what* it
 //! does to the mapping.
 
 pub(crate) mod config;
+mod map;
 mod slc;
 
 use crate::config::{FtlConfig, GcPolicy, StripeDim};
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};
+use map::{SeqFill, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// L2P marker: the latest version of the LPN is in the controller's DRAM buffer.
 pub const IN_BUFFER: u32 = u32::MAX - 1;
-const UNMAPPED: u32 = u32::MAX;
 
 /// Where an LPN's latest data lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +116,11 @@ pub struct Ftl {
     /// Geometry.
     pub geo: Geometry,
     cfg: FtlConfig,
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    l2p: Table,
+    p2l: Table,
+    /// What the tables hold where nothing was written: a sequential fill's
+    /// closed form, or unmapped.
+    fill: SeqFill,
     valid: Vec<u32>,
     state: Vec<BlockState>,
     close_seq: Vec<u64>,
@@ -152,8 +158,9 @@ impl Ftl {
             .collect();
         let stripe = stripe_order(&geo, &cfg.allocation);
         let mut f = Ftl {
-            l2p: huge_vec(logical_units as usize, UNMAPPED),
-            p2l: huge_vec(geo.total_slots() as usize, UNMAPPED),
+            l2p: Table::new(logical_units as usize),
+            p2l: Table::new(geo.total_slots() as usize),
+            fill: SeqFill::default(),
             valid: vec![0; blocks],
             state: vec![BlockState::Free; blocks],
             close_seq: vec![0; blocks],
@@ -185,23 +192,51 @@ impl Ftl {
     /// prefetches before using them overlaps the misses. No effect on results.
     #[inline]
     pub fn prefetch(&self, lpn: Lpn) {
-        prefetch_read(&self.l2p, lpn.0 as usize);
+        self.l2p.prefetch(lpn.0 as usize);
+    }
+
+    /// L2P entry of `lpn`.
+    #[inline(always)]
+    fn l2p(&self, lpn: u32) -> u32 {
+        match self.l2p.explicit(lpn as usize) {
+            Some(v) => v,
+            None => self.fill.slot_of(lpn),
+        }
+    }
+
+    #[inline(always)]
+    fn set_l2p(&mut self, lpn: u32, v: u32) {
+        self.l2p.set(lpn as usize, v)
+    }
+
+    /// P2L entry of `slot`.
+    #[inline(always)]
+    fn p2l(&self, slot: u32) -> u32 {
+        match self.p2l.explicit(slot as usize) {
+            Some(v) => v,
+            None => self.fill.lpn_at(slot),
+        }
+    }
+
+    #[inline(always)]
+    fn set_p2l(&mut self, slot: u32, v: u32) {
+        self.p2l.set(slot as usize, v)
     }
 
     /// Prefetch what overwriting `lpn` will touch: the P2L entry of its
     /// current slot (the L2P entry itself should already be cached).
     #[inline]
     pub fn prefetch_overwrite(&self, lpn: Lpn) {
-        let old = self.l2p[lpn.0 as usize];
+        let old = self.l2p(lpn.0);
         if old < IN_BUFFER {
-            prefetch_read(&self.p2l, old as usize);
+            self.p2l.prefetch(old as usize);
         }
     }
 
     /// Where `lpn` lives.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Mapping {
-        match self.l2p[lpn.0 as usize] {
+        match self.l2p(lpn.0) {
             UNMAPPED => Mapping::Unmapped,
             IN_BUFFER => Mapping::InBuffer,
             p => Mapping::Flash(Ppa(p)),
@@ -210,7 +245,7 @@ impl Ftl {
 
     #[inline]
     fn invalidate_slot(&mut self, ppa: u32) {
-        self.p2l[ppa as usize] = UNMAPPED;
+        self.set_p2l(ppa, UNMAPPED);
         let b = (ppa / self.geo.slots_per_block) as usize;
         self.valid[b] -= 1;
     }
@@ -218,24 +253,24 @@ impl Ftl {
     /// A host write of `lpn` was accepted into the DRAM buffer: the old flash copy is now invalid.
     #[inline]
     pub fn write_to_buffer(&mut self, lpn: Lpn) {
-        let old = self.l2p[lpn.0 as usize];
+        let old = self.l2p(lpn.0);
         if old < IN_BUFFER {
             self.invalidate_slot(old);
         }
         self.mapped += (old == UNMAPPED) as u64;
-        self.l2p[lpn.0 as usize] = IN_BUFFER;
+        self.set_l2p(lpn.0, IN_BUFFER);
         self.stats.host_slots += 1;
     }
 
     /// TRIM (deallocate) `lpn`. The caller must also drop any DRAM copy
     /// (dirty, being programmed or clean). Returns true if the latest version was in the buffer.
     pub fn trim(&mut self, lpn: Lpn) -> bool {
-        let old = self.l2p[lpn.0 as usize];
+        let old = self.l2p(lpn.0);
         if old < IN_BUFFER {
             self.invalidate_slot(old);
         }
         self.mapped -= (old != UNMAPPED) as u64;
-        self.l2p[lpn.0 as usize] = UNMAPPED;
+        self.set_l2p(lpn.0, UNMAPPED);
         self.stats.trimmed_slots += 1;
         old == IN_BUFFER
     }
@@ -342,13 +377,13 @@ impl Ftl {
     /// Map `lpn` (whose latest version is in the buffer) to a freshly allocated slot.
     #[inline]
     pub fn commit(&mut self, lpn: Lpn, ppa: Ppa) {
-        let old = self.l2p[lpn.0 as usize];
+        let old = self.l2p(lpn.0);
         if old < IN_BUFFER {
             // The same LPN twice in one program unit: the earlier copy is stale.
             self.invalidate_slot(old);
         }
-        self.l2p[lpn.0 as usize] = ppa.0;
-        self.p2l[ppa.0 as usize] = lpn.0;
+        self.set_l2p(lpn.0, ppa.0);
+        self.set_p2l(ppa.0, lpn.0);
         let b = (ppa.0 / self.geo.slots_per_block) as usize;
         self.valid[b] += 1;
         self.seq += 1;
@@ -456,9 +491,10 @@ impl Ftl {
         let first = self.geo.block_first_slot(block_id) as usize;
         let n = self.geo.slots_per_block as usize;
         let mut out = Vec::with_capacity(self.valid[block_id as usize] as usize);
-        for (i, &l) in self.p2l[first..first + n].iter().enumerate() {
+        for slot in first as u32..(first + n) as u32 {
+            let l = self.p2l(slot);
             if l != UNMAPPED {
-                out.push((Ppa((first + i) as u32), Lpn(l)));
+                out.push((Ppa(slot), Lpn(l)));
             }
         }
         out
@@ -474,9 +510,9 @@ impl Ftl {
     /// version, move it to the buffer (returns true; caller stages it for
     /// programming), else it was overwritten meanwhile (false).
     pub fn relocate_to_buffer(&mut self, ppa: Ppa, lpn: Lpn) -> bool {
-        if self.p2l[ppa.0 as usize] == lpn.0 && self.l2p[lpn.0 as usize] == ppa.0 {
+        if self.p2l(ppa.0) == lpn.0 && self.l2p(lpn.0) == ppa.0 {
             self.invalidate_slot(ppa.0);
-            self.l2p[lpn.0 as usize] = IN_BUFFER;
+            self.set_l2p(lpn.0, IN_BUFFER);
             if self.is_slc(ppa) {
                 self.stats.fold_slots_moved += 1;
             } else {
@@ -523,29 +559,27 @@ impl Ftl {
     /// Check internal consistency (test helper; O(capacity)).
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut valid = vec![0u32; self.valid.len()];
-        for (slot, &l) in self.p2l.iter().enumerate() {
+        for slot in 0..self.p2l.len() {
+            let l = self.p2l(slot as u32);
             if l != UNMAPPED {
-                if self.l2p[l as usize] != slot as u32 {
-                    return Err(format!(
-                        "p2l[{slot}] = {l} but l2p[{l}] = {}",
-                        self.l2p[l as usize]
-                    ));
+                if self.l2p(l) != slot as u32 {
+                    return Err(format!("p2l[{slot}] = {l} but l2p[{l}] = {}", self.l2p(l)));
                 }
                 valid[slot / self.geo.slots_per_block as usize] += 1;
             }
         }
-        for (lpn, &p) in self.l2p.iter().enumerate() {
-            if p < IN_BUFFER && self.p2l[p as usize] != lpn as u32 {
-                return Err(format!(
-                    "l2p[{lpn}] = {p} but p2l[{p}] = {}",
-                    self.p2l[p as usize]
-                ));
+        for lpn in 0..self.l2p.len() {
+            let p = self.l2p(lpn as u32);
+            if p < IN_BUFFER && self.p2l(p) != lpn as u32 {
+                return Err(format!("l2p[{lpn}] = {p} but p2l[{p}] = {}", self.p2l(p)));
             }
         }
         if valid != self.valid {
             return Err("per-block valid counts disagree with P2L".into());
         }
-        let mapped = self.l2p.iter().filter(|&&p| p != UNMAPPED).count() as u64;
+        let mapped = (0..self.l2p.len() as u32)
+            .filter(|&l| self.l2p(l) != UNMAPPED)
+            .count() as u64;
         if mapped != self.mapped {
             return Err(format!(
                 "{} logical units hold data but the FTL counts {}",
@@ -630,7 +664,7 @@ impl Ftl {
             }
             if let Some(first) = self.allocate_program(u, false) {
                 for (i, &l) in rest.iter().enumerate() {
-                    if self.l2p[l.0 as usize] == IN_BUFFER {
+                    if self.l2p(l.0) == IN_BUFFER {
                         self.commit(l, Ppa(first.0 + i as u32));
                     }
                 }
@@ -646,11 +680,11 @@ impl Ftl {
         for &l in lpns {
             // As write_to_buffer, without counting mapped units: the fill
             // maps every one (see fill_sequential).
-            let old = self.l2p[l.0 as usize];
+            let old = self.l2p(l.0);
             if old < IN_BUFFER {
                 self.invalidate_slot(old);
             }
-            self.l2p[l.0 as usize] = IN_BUFFER;
+            self.set_l2p(l.0, IN_BUFFER);
             self.stats.host_slots += 1;
         }
         let unit = self.next_unit_functional();
@@ -664,8 +698,54 @@ impl Ftl {
         self.program_functional(unit, lpns);
     }
 
-    /// Precondition: write every LPN once, sequentially.
+    /// Precondition: write every LPN once, sequentially. On a fresh FTL
+    /// without an SLC cache, where the fill needs no GC, this runs per
+    /// program unit, not per LPN: the block metadata and counters are
+    /// exactly the per-LPN fill's, and the mapping is [`SeqFill`]'s closed
+    /// form until something overwrites it (cost: one pass over the drive's
+    /// program units, no mapping memory touched).
     pub fn fill_sequential(&mut self) {
+        let n = self.l2p.len() as u64;
+        let fill = SeqFill::new(&self.geo, &self.stripe, n);
+        let fresh = self.seq == 0
+            && self.stripe_pos == 0
+            && self.fill.n == 0
+            && self.slc.is_none()
+            && self.stats.host_slots == 0
+            && self.stats.programmed_slots == 0
+            && self.units.iter().all(|u| u.active.is_none());
+        if !(fresh && fill.applies(self.cfg.gc_hard_threshold)) {
+            return self.fill_sequential_per_lpn();
+        }
+        // Nothing written yet: every table entry is still at its default.
+        debug_assert_eq!(self.l2p.written() + self.p2l.written(), 0);
+        let spp = self.geo.slots_per_program as u64;
+        let mut l = 0u64;
+        while l < n {
+            // One batch: as write_batch_functional (+ flush_leftovers for a
+            // last partial batch), without touching the tables.
+            let cnt = spp.min(n - l);
+            self.stats.host_slots += cnt;
+            let unit = self.next_unit_functional();
+            let first = self.allocate_program(unit, false);
+            assert!(
+                first.is_some_and(|p| p.0 == fill.slot_of(l as u32)),
+                "sequential fill: program unit of LPN {l} at {first:?}, closed form {}",
+                fill.slot_of(l as u32)
+            );
+            if let Some(p) = first {
+                self.valid[(p.0 / self.geo.slots_per_block) as usize] += cnt as u32;
+            }
+            self.seq += cnt;
+            l += cnt;
+        }
+        self.fill = fill;
+        self.mapped = n;
+    }
+
+    /// [`Ftl::fill_sequential`] LPN by LPN (when the closed form does not
+    /// apply, and in tests as its reference).
+    fn fill_sequential_per_lpn(&mut self) {
         let spp = self.geo.slots_per_program as usize;
         let n = self.l2p.len();
         let mut batch = Vec::with_capacity(spp);
@@ -690,6 +770,11 @@ impl Ftl {
     /// `max_drive_writes`). Returns (drive writes done, final window WAF).
     pub fn precondition_steady(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
         self.fill_sequential();
+        self.precondition_steady_after_fill(seed, max_drive_writes)
+    }
+
+    /// [`Ftl::precondition_steady`] from a filled drive on.
+    fn precondition_steady_after_fill(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
         let n = self.l2p.len() as u64;
         let spp = self.geo.slots_per_program as usize;
         let window = (n / 16).max(spp as u64);
@@ -735,53 +820,6 @@ impl Ftl {
     pub fn reset_stats(&mut self) {
         self.stats = FtlStats::default();
     }
-}
-
-/// A vector of `n` copies of `v` whose memory is backed by transparent huge
-/// pages where the OS allows it (Linux `madvise(MADV_HUGEPAGE)`): the mapping
-/// tables are accessed at random, and 2 MiB pages remove most TLB misses.
-/// Purely a speed hint: contents and results are identical either way.
-fn huge_vec<T: Copy>(n: usize, v: T) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = n * std::mem::size_of::<T>();
-        if bytes >= 4 * HUGE {
-            let start = out.as_mut_ptr() as usize;
-            let aligned = start.div_ceil(HUGE) * HUGE;
-            let end = (start + bytes) / HUGE * HUGE;
-            if end > aligned {
-                // SAFETY: the range lies inside this vector's own allocation,
-                // which is untouched; madvise only changes how it is backed.
-                unsafe {
-                    libc::madvise(
-                        aligned as *mut libc::c_void,
-                        end - aligned,
-                        libc::MADV_HUGEPAGE,
-                    );
-                }
-            }
-        }
-    }
-    out.resize(n, v);
-    out
-}
-
-#[inline]
-fn prefetch_read<T>(v: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = v.get(i) {
-        // SAFETY: a prefetch is a hint; it never faults and has no visible effect.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch(
-                x as *const T as *const i8,
-                core::arch::x86_64::_MM_HINT_T0,
-            );
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
 }
 
 fn stripe_order(geo: &Geometry, order: &[StripeDim]) -> Vec<u32> {
@@ -856,6 +894,84 @@ bus_bandwidth = "400MB/s"
         let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
         let n = crate::config::logical_units(&d.nand, &d.ftl);
         Ftl::new(g, d.ftl.clone(), n, 1)
+    }
+
+    /// Everything an FTL holds, for comparing two of them.
+    fn state_of(f: &Ftl) -> String {
+        let l2p: Vec<u32> = (0..f.l2p.len() as u32).map(|l| f.l2p(l)).collect();
+        let p2l: Vec<u32> = (0..f.p2l.len() as u32).map(|s| f.p2l(s)).collect();
+        let units: Vec<String> = f
+            .units
+            .iter()
+            .map(|u| format!("{:?} {:?}", u.free, u.active))
+            .collect();
+        format!(
+            "{l2p:?}\n{p2l:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{units:?}\n{:?}\n{} {} {} {:?}",
+            f.valid,
+            f.state,
+            f.close_seq,
+            f.erase_count,
+            f.leftover,
+            f.seq,
+            f.stripe_pos,
+            f.mapped,
+            f.stats
+        )
+    }
+
+    /// The closed-form fill leaves exactly what the per-LPN fill leaves
+    /// (every table entry, block state and counter), and random overwrites,
+    /// GC and trims on top of either stay identical.
+    #[test]
+    fn the_closed_form_fill_equals_the_per_lpn_fill_and_so_does_what_follows() {
+        let mut closed_form = 0;
+        for (policy, mp, op) in [
+            ("greedy", true, 0.25),
+            ("cost-benefit", false, 0.25),
+            ("greedy", true, 0.23), // a last, partial program unit
+            ("fifo", false, 0.11),
+            ("greedy", true, 0.03), // too little spare: falls back to per LPN
+        ] {
+            let mut d = small_device(policy, mp);
+            d.ftl.over_provisioning = op;
+            let mut a = ftl_for(&d);
+            let mut b = ftl_for(&d);
+            a.fill_sequential();
+            b.fill_sequential_per_lpn();
+            if a.fill.n > 0 {
+                closed_form += 1;
+                assert_eq!(
+                    a.l2p.written() + a.p2l.written(),
+                    0,
+                    "{policy} {op}: no entry written"
+                );
+            }
+            assert_eq!(
+                state_of(&a),
+                state_of(&b),
+                "{policy} mp={mp} op={op}: after the fill"
+            );
+            a.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy} mp={mp} op={op}, after the fill: {e}"));
+            let (da, wa) = a.precondition_steady_after_fill(11, 3.0);
+            let (db, wb) = b.precondition_steady_after_fill(11, 3.0);
+            assert_eq!((da, wa), (db, wb));
+            for l in (0..a.logical_units() as u32).step_by(7) {
+                a.trim(Lpn(l));
+                b.trim(Lpn(l));
+            }
+            assert_eq!(
+                state_of(&a),
+                state_of(&b),
+                "{policy} mp={mp} op={op}: after writes"
+            );
+            a.check_invariants()
+                .unwrap_or_else(|e| panic!("{policy} mp={mp} op={op}: {e}"));
+        }
+        assert_eq!(
+            closed_form, 4,
+            "the closed form applies to all but the 3 % case"
+        );
     }
 
     #[test]

@@ -255,9 +255,8 @@ impl Ftl {
         for (b, &slc) in self.slc_mode.iter().enumerate() {
             let first = b * spb;
             if slc
-                && self.p2l[first + s.slots_per_block as usize..first + spb]
-                    .iter()
-                    .any(|&l| l != UNMAPPED)
+                && (first + s.slots_per_block as usize..first + spb)
+                    .any(|slot| self.p2l(slot as u32) != UNMAPPED)
             {
                 return Err(format!("SLC block {b} holds data past its SLC capacity"));
             }
