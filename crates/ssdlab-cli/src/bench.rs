@@ -25,6 +25,9 @@ pub struct Case {
     pub sim_ios_per_wall_s: f64,
     /// Events per wall second.
     pub events_per_wall_s: f64,
+    /// Wall time of the whole case as a user waits for it (s): building
+    /// the drive, preconditioning, the simulation and freeing it all.
+    pub whole_wall_s: f64,
     /// Resident memory after the case (bytes).
     pub rss_bytes: u64,
     /// Peak resident memory of the process so far (bytes).
@@ -154,16 +157,21 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
         }
         ran?;
         let wall = t1.elapsed().as_secs_f64();
+        let (ios, events) = (d.host.ios_done, d.events);
+        let (rss, peak) = (status_kb("VmRSS:"), status_kb("VmHWM:"));
+        drop(d);
+        let whole = t0.elapsed().as_secs_f64();
         out.push(Case {
             name: name.into(),
             precondition: pre.name().into(),
             precondition_s: pre_s,
-            ios: d.host.ios_done,
+            ios,
             sim_wall_s: wall,
-            sim_ios_per_wall_s: d.host.ios_done as f64 / wall,
-            events_per_wall_s: d.events as f64 / wall,
-            rss_bytes: status_kb("VmRSS:"),
-            peak_rss_bytes: status_kb("VmHWM:"),
+            sim_ios_per_wall_s: ios as f64 / wall,
+            events_per_wall_s: events as f64 / wall,
+            whole_wall_s: whole,
+            rss_bytes: rss,
+            peak_rss_bytes: peak,
         });
     }
     Ok(BenchResult {
@@ -215,19 +223,28 @@ pub fn to_text(r: &BenchResult) -> String {
     let _ = writeln!(s, "device {}", r.device);
     let _ = writeln!(
         s,
-        "{:<26} {:>8} {:>10} {:>10} {:>14} {:>12} {:>10} {:>10}",
-        "case", "precond", "precond s", "I/Os", "sim I/Os per s", "events/s", "RSS GiB", "peak GiB"
+        "{:<26} {:>8} {:>10} {:>10} {:>14} {:>12} {:>8} {:>10} {:>10}",
+        "case",
+        "precond",
+        "precond s",
+        "I/Os",
+        "sim I/Os per s",
+        "events/s",
+        "whole s",
+        "RSS GiB",
+        "peak GiB"
     );
     for c in &r.cases {
         let _ = writeln!(
             s,
-            "{:<26} {:>8} {:>10.1} {:>10} {:>14.0} {:>12.0} {:>10.2} {:>10.2}",
+            "{:<26} {:>8} {:>10.1} {:>10} {:>14.0} {:>12.0} {:>8.2} {:>10.2} {:>10.2}",
             c.name,
             c.precondition,
             c.precondition_s,
             c.ios,
             c.sim_ios_per_wall_s,
             c.events_per_wall_s,
+            c.whole_wall_s,
             c.rss_bytes as f64 / (1u64 << 30) as f64,
             c.peak_rss_bytes as f64 / (1u64 << 30) as f64
         );
