@@ -8,7 +8,6 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use ssdlab_core::serve::{ServeError, ServeSpec, Served, Server};
-use ssdlab_core::units::{parse_bytes, parse_time};
 
 fn err(e: ServeError) -> PyErr {
     match e {
@@ -67,36 +66,23 @@ impl LiveServer {
                 "device: expected a Device or a System",
             ));
         };
-        spec.backing = backing.map(Into::into);
-        spec.precondition = ssdlab_core::Precondition::parse(precondition).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "precondition: expected fresh, fill or steady, got '{precondition}'"
-            ))
-        })?;
-        spec.seed = seed;
-        spec.queues = queues;
-        spec.max_transfer = parse_bytes(max_transfer)
-            .map_err(|e| PyValueError::new_err(format!("max_transfer: {}", e.0)))?
-            .0;
-        let time = |k: &str, v: &str| {
-            parse_time(v)
-                .map_err(|e| PyValueError::new_err(format!("{k}: {}", e.0)))
-                .and_then(|t| {
-                    if t > ssdlab_core::units::Time::s(1) {
-                        Err(PyValueError::new_err(format!(
-                            "{k}: expected a time of at most 1s, got '{v}'"
-                        )))
-                    } else {
-                        Ok(t)
-                    }
-                })
+        // Python keywords are the plugin's keys: one parser for both.
+        let sets = [
+            ("precondition", precondition.to_string()),
+            ("seed", seed.to_string()),
+            ("queues", queues.to_string()),
+            ("max_transfer", max_transfer.to_string()),
+            ("lookahead", lookahead.to_string()),
+            ("spin", spin.to_string()),
+            ("late_threshold", late_threshold.to_string()),
+        ];
+        let keyed = |e: String| {
+            PyValueError::new_err(e.replacen("serve: key '", "", 1).replacen('\'', "", 1))
         };
-        spec.lookahead = time("lookahead", lookahead)?;
-        spec.spin = time("spin", spin)?;
-        spec.late_threshold = time("late_threshold", late_threshold)?;
-        spec.check().map_err(|e| {
-            PyValueError::new_err(e.replace("serve: key '", "").replacen('\'', "", 1))
-        })?;
+        for (k, v) in backing.map(|b| ("backing", b)).into_iter().chain(sets) {
+            spec.set(k, &v).map_err(keyed)?;
+        }
+        spec.check().map_err(keyed)?;
         let server = py
             .detach(move || Server::start(spec))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -389,15 +389,21 @@ impl Server {
         )
     }
 
-    /// Data and hole runs of `[offset, offset + len)` of the backing file, as
-    /// (offset, length, data): a metadata query, with no simulated time.
-    pub fn extents(&self, offset: u64, len: u64) -> Result<Vec<(u64, u64, bool)>, ServeError> {
+    /// `len` bytes at `offset` lie inside the export, or a refusal saying where.
+    fn in_bounds(&self, offset: u64, len: u64) -> Result<(), ServeError> {
         if offset.checked_add(len).is_none_or(|e| e > self.capacity) {
             return Err(ServeError::Invalid(format!(
                 "{len} B at byte {offset} lies beyond the export's {} B",
                 self.capacity
             )));
         }
+        Ok(())
+    }
+
+    /// Data and hole runs of `[offset, offset + len)` of the backing file, as
+    /// (offset, length, data): a metadata query, with no simulated time.
+    pub fn extents(&self, offset: u64, len: u64) -> Result<Vec<(u64, u64, bool)>, ServeError> {
+        self.in_bounds(offset, len)?;
         self.store
             .extents_shared(offset, len)
             .map_err(|e| ServeError::Io(e.0))
@@ -437,12 +443,7 @@ impl Server {
     fn serve(&self, conn: u32, req: Request, mut data: Payload<'_>) -> Result<Served, ServeError> {
         let arrival = Instant::now();
         let (offset, len) = req.range();
-        if offset.checked_add(len).is_none_or(|e| e > self.capacity) {
-            return Err(ServeError::Invalid(format!(
-                "{len} B at byte {offset} lies beyond the export's {} B",
-                self.capacity
-            )));
-        }
+        self.in_bounds(offset, len)?;
         let q = conn % self.queues;
         let (reply, done) = mpsc::sync_channel(1);
         {

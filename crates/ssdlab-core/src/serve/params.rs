@@ -131,39 +131,48 @@ impl ServeSpec {
             }
         };
         for (k, v) in rest {
-            let bad = |what: &str| format!("serve: key '{k}': expected {what}, got '{v}'");
-            match k {
-                "backing" => {
-                    if v.is_empty() {
-                        return Err(bad("a file path"));
-                    }
-                    spec.backing = Some(PathBuf::from(v));
-                }
-                "precondition" => {
-                    spec.precondition =
-                        Precondition::parse(v).ok_or_else(|| bad("fresh, fill or steady"))?
-                }
-                "seed" => spec.seed = v.parse().map_err(|_| bad("a whole number"))?,
-                "queues" => {
-                    spec.queues = v
-                        .parse()
-                        .ok()
-                        .filter(|q| (1..=65_535).contains(q))
-                        .ok_or_else(|| bad("a whole number from 1 to 65535"))?
-                }
-                "max_transfer" => {
-                    spec.max_transfer = parse_bytes(v)
-                        .map_err(|e| bad(&format!("a size such as 1MiB ({e})")))?
-                        .0
-                }
-                "lookahead" => spec.lookahead = time(v, &bad)?,
-                "late_threshold" => spec.late_threshold = time(v, &bad)?,
-                "spin" => spec.spin = time(v, &bad)?,
-                _ => {}
-            }
+            spec.set(k, v)?;
         }
         spec.check()?;
         Ok(spec)
+    }
+
+    /// Set one of the keys that tune serving (`backing`, `precondition`,
+    /// `seed`, `queues`, `max_transfer`, `lookahead`, `spin`,
+    /// `late_threshold`) from its text; the error names the key.
+    pub fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
+        let v = v.trim();
+        let bad = |what: &str| format!("serve: key '{k}': expected {what}, got '{v}'");
+        match k {
+            "backing" => {
+                if v.is_empty() {
+                    return Err(bad("a file path"));
+                }
+                self.backing = Some(PathBuf::from(v));
+            }
+            "precondition" => {
+                self.precondition =
+                    Precondition::parse(v).ok_or_else(|| bad("fresh, fill or steady"))?
+            }
+            "seed" => self.seed = v.parse().map_err(|_| bad("a whole number"))?,
+            "queues" => {
+                self.queues = v
+                    .parse()
+                    .ok()
+                    .filter(|q| (1..=65_535).contains(q))
+                    .ok_or_else(|| bad("a whole number from 1 to 65535"))?
+            }
+            "max_transfer" => {
+                self.max_transfer = parse_bytes(v)
+                    .map_err(|e| bad(&format!("a size such as 1MiB ({e})")))?
+                    .0
+            }
+            "lookahead" => self.lookahead = time(v, &bad)?,
+            "late_threshold" => self.late_threshold = time(v, &bad)?,
+            "spin" => self.spin = time(v, &bad)?,
+            _ => return Err(format!("serve: key '{k}' is not a serving setting")),
+        }
+        Ok(())
     }
 }
 
