@@ -6,6 +6,8 @@
 #
 # usage: scripts/report_hashes.sh [SSDLAB_BIN] > hashes.txt
 #   SSDLAB_QUICK=1 skips the 960 GB steady-state case (about a minute).
+#   SSDLAB_HASH_IGNORE="key ..." also drops these keys (at any depth): to
+#   compare across a change that only adds report fields.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${1:-target/release/ssdlab}"
@@ -15,7 +17,8 @@ rm -rf "$work" && mkdir -p "$work"
 strip() {
     python3 -c '
 import hashlib, json, sys
-WALL = {"wall_time_s", "sim_ios_per_wall_s"}
+import os
+WALL = {"wall_time_s", "sim_ios_per_wall_s"} | set(os.environ.get("SSDLAB_HASH_IGNORE", "").split())
 def clean(v):
     if isinstance(v, dict):
         return {k: clean(x) for k, x in v.items() if k not in WALL}

@@ -81,6 +81,9 @@ class Gc:
     runs: int = 0
     pages_moved: int = 0
     blocks_erased: int = 0
+    #: Erased blocks a parallel unit held, on average, when it opened a
+    #: block for writing (the reserve GC keeps).
+    mean_free_blocks: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ pub struct Gc {
     pub pages_moved: u64,
     /// Blocks erased.
     pub blocks_erased: u64,
+    /// Erased blocks a parallel unit held, on average, when it opened a
+    /// block for writing (the reserve GC keeps; 0 if none was opened).
+    pub mean_free_blocks: f64,
 }
 
 /// SLC write cache, over the measured window (devices with one).
@@ -682,6 +685,8 @@ impl Report {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
                 pages_moved: now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
                 blocks_erased: now.ftl.blocks_erased - base.ftl.blocks_erased,
+                mean_free_blocks: (now.ftl.free_at_open - base.ftl.free_at_open) as f64
+                    / (now.ftl.blocks_opened - base.ftl.blocks_opened).max(1) as f64,
             },
             slc: drive.slc_report(base),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
@@ -821,6 +826,8 @@ impl Report {
                 runs: per.iter().map(|p| p.gc.runs).sum(),
                 pages_moved: per.iter().map(|p| p.gc.pages_moved).sum(),
                 blocks_erased: per.iter().map(|p| p.gc.blocks_erased).sum(),
+                // Each drive's reserve, averaged over the drives.
+                mean_free_blocks: per.iter().map(|p| p.gc.mean_free_blocks).sum::<f64>() / n,
             },
             slc: per
                 .iter()
@@ -1051,6 +1058,13 @@ impl Report {
             "  WAF: {:.3}   GC: {} runs, {} pages moved, {} blocks erased",
             self.waf, self.gc.runs, self.gc.pages_moved, self.gc.blocks_erased
         );
+        if self.gc.runs > 0 {
+            let _ = writeln!(
+                s,
+                "  GC reserve: {:.2} free blocks per parallel unit when a block is opened",
+                self.gc.mean_free_blocks
+            );
+        }
         if let Some(c) = &self.slc {
             let _ = writeln!(
                 s,

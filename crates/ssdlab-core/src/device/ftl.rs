@@ -80,6 +80,11 @@ pub struct FtlStats {
     pub rmw_flash_reads: u64,
     /// Bytes the host wrote (sub-unit writes count their own size).
     pub host_bytes: u64,
+    /// Native blocks opened for writing.
+    pub blocks_opened: u64,
+    /// Sum over those openings of the unit's free blocks left just after:
+    /// the erased reserve GC keeps, sampled once per block written.
+    pub free_at_open: u64,
 }
 
 impl FtlStats {
@@ -356,6 +361,8 @@ impl Ftl {
                     }
                 }
                 let b = u.free.pop_front()?;
+                self.stats.blocks_opened += 1;
+                self.stats.free_at_open += u.free.len() as u64;
                 let bid = (unit * self.geo.blocks_per_unit + b) as usize;
                 self.state[bid] = BlockState::Active;
                 (b, 0)

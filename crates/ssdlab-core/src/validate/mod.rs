@@ -9,6 +9,8 @@ use crate::{simulate_quiet, RunSpec};
 use serde::Serialize;
 use std::fmt::Write as _;
 
+pub mod desnoyers;
+
 /// One compared figure.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
@@ -348,6 +350,7 @@ pub fn names() -> Vec<&'static str> {
     v.push(SEED001_ORDER);
     v.push(SEED004);
     v.push(SEED002_SYSTEM);
+    v.push(desnoyers::DESNOYERS);
     v
 }
 
@@ -770,6 +773,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
     if filter.is_none_or(|f| SEED004.contains(f)) {
         on_start(SEED004);
         seed004(&mut out)?;
+    }
+    if filter.is_none_or(|f| desnoyers::DESNOYERS.contains(f)) {
+        on_start(desnoyers::DESNOYERS);
+        desnoyers::checks(&mut out)?;
     }
     if filter.is_none_or(|f| crate::csd::seed003::SEED003.contains(f)) {
         on_start(crate::csd::seed003::SEED003);
