@@ -31,7 +31,8 @@ from . import serve
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
-from .result import DataStore, Direction, FlashOps, Gc, Latency, PageCache, Result, Slc, Utilisation, Verify
+from .result import (DataStore, Direction, FlashOps, Gc, Latency, MappingCache, PageCache, Result, Slc, Utilisation,
+                     Verify)
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -49,6 +50,7 @@ __all__ = [
     "Direction",
     "Latency",
     "Gc",
+    "MappingCache",
     "PageCache",
     "DataStore",
     "Verify",

@@ -72,6 +72,12 @@ def _summary(r: Result) -> str:
         ["flash operations", f"{r.flash.reads:,} reads, {r.flash.programs:,} programs, {r.flash.erases:,} erases, "
                              f"{r.flash.suspends:,} suspends"],
     ]
+    if r.mapping is not None:
+        m = r.mapping
+        run_rows.append(["mapping cache", f"{m.cache_bytes / 2**20:,.1f} MiB ({m.cached_pages:,} of "
+                                          f"{m.translation_pages:,} translation pages), hit ratio "
+                                          f"{m.hit_ratio * 100:.2f} %, {m.translation_reads:,} translation reads, "
+                                          f"{m.translation_writes:,} writes; WAF from mapping {m.waf_mapping:.3f}"])
     return _table(head, rows) + _table(["run", "value"], run_rows)
 
 

@@ -13,7 +13,7 @@ from ._flat import direction_metrics, flatten, run_metrics
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation"]
+__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,27 @@ class Slc:
     room_bytes: int = 0
     #: Bytes held in SLC at the end of each ``sample_interval`` window.
     occupancy_series_bytes: List[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MappingCache:
+    """The cached mapping table in the measured window (devices with
+    ``ftl.mapping_cache`` other than ``"all"``): its size in bytes and
+    translation pages, lookups and hits (per mapping unit translated,
+    programmed or trimmed), translation pages read from and written to
+    flash, those moved by GC, and the WAF part they make."""
+
+    cache_bytes: int = 0
+    cached_pages: int = 0
+    translation_pages: int = 0
+    entries_per_page: int = 0
+    lookups: int = 0
+    hits: int = 0
+    hit_ratio: float = 1.0
+    translation_reads: int = 0
+    translation_writes: int = 0
+    translation_gc_moves: int = 0
+    waf_mapping: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -225,6 +246,9 @@ class Result:
         #: The SLC write cache's counters (:class:`Slc`), or None for a
         #: device without one.
         self.slc: Optional[Slc] = _pick(Slc, r["slc"]) if r.get("slc") else None
+        #: The cached mapping table (:class:`MappingCache`), or None when the
+        #: whole mapping is in DRAM (``ftl.mapping_cache = "all"``).
+        self.mapping: Optional[MappingCache] = _pick(MappingCache, r["mapping"]) if r.get("mapping") else None
         #: The host page cache (:class:`PageCache`) when a job did buffered
         #: I/O (``direct=0``), else None.
         self.page_cache: Optional[PageCache] = _pick(PageCache, r["page_cache"]) if r.get("page_cache") else None
@@ -460,6 +484,13 @@ class Result:
             f"  WAF: {self.waf:.3f}   GC: {self.gc.runs} runs, {self.gc.pages_moved} pages moved, "
             f"{self.gc.blocks_erased} blocks erased"
         )
+        if self.mapping is not None:
+            m = self.mapping
+            lines.append(
+                f"  Mapping cache: {m.cache_bytes / 2**20:.1f} MiB ({m.cached_pages} of {m.translation_pages} "
+                f"translation pages), hit ratio {m.hit_ratio * 100:.2f}%, {m.translation_reads} translation reads, "
+                f"{m.translation_writes} writes; WAF from mapping {m.waf_mapping:.3f}"
+            )
         for name, d in self.drives.items():
             lines.append(
                 f"drive {name} ({d.device_name}): read {d.read.iops:,.0f} IOPS {d.read.bw_mb_per_s:,.1f} MB/s, "

@@ -333,6 +333,26 @@ def test_slc_cache_counters_from_python():
     assert ssdlab.run(Device.preset("pm9a3-960g"), Job.from_fio_text("[r]\nrw=randread\nbs=4k\nnumber_ios=100\n")).slc is None
 
 
+def test_mapping_cache_counters_and_columns_from_python():
+    # 2 MiB of mapping cache on the 960 GB preset: uniform random reads of a
+    # filled drive miss almost always (one translation-page read each).
+    dev = Device.preset("pm9a3-960g").with_(ftl__mapping_cache="2MiB")
+    job = Job.from_fio_text("[r]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=2000\n")
+    r = ssdlab.run(dev, job)
+    m = r.mapping
+    assert isinstance(m, ssdlab.MappingCache)
+    assert (m.cache_bytes, m.cached_pages, m.entries_per_page) == (2 << 20, 512, 1024)
+    assert m.lookups == 2000 and m.hit_ratio < 0.1
+    assert m.translation_reads == m.lookups - m.hits
+    assert r.flash.reads == 2000 + m.translation_reads
+    assert r.metrics()["mapping_hit_ratio"] == m.hit_ratio
+    assert "Mapping cache: 2.0 MiB (512 of" in r.summary()
+    # The default keeps the whole table in DRAM: no section.
+    assert ssdlab.run(Device.preset("pm9a3-960g"), job).mapping is None
+    with pytest.raises(ssdlab.ConfigError, match="mapping_cache"):
+        Device.preset("pm9a3-960g").with_(ftl__mapping_cache="1KiB")
+
+
 def test_buffered_io_through_the_page_cache_from_python():
     # A 4 KiB QD1 sequential read with direct=0 goes through the host page
     # cache: readahead sends fewer, larger reads; the second pass never

@@ -410,6 +410,12 @@ impl DeviceFile {
         };
         let nand = nf.resolve(&mut c);
         let ftl = self.ftl.resolve(nand.page_size, &mut c);
+        if ftl.mapping_cache.is_some() && matches!(backend, Backend::RamDisk { .. }) {
+            c.push(
+                "ftl.mapping_cache",
+                "a RAM disk keeps no flash mapping to cache: remove the key or use \"all\"",
+            );
+        }
         let flash = self.flash.resolve(&mut c);
         let controller = self
             .controller

@@ -92,6 +92,60 @@ pub struct Slc {
     pub occupancy_series_bytes: Vec<f64>,
 }
 
+/// Cached mapping table (`ftl.mapping_cache` other than `"all"`), over the
+/// measured window.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct MappingCache {
+    /// Controller DRAM for translation pages (bytes).
+    pub cache_bytes: u64,
+    /// Translation pages the cache holds at most.
+    pub cached_pages: u64,
+    /// Translation pages of the whole table.
+    pub translation_pages: u64,
+    /// L2P entries per translation page.
+    pub entries_per_page: u64,
+    /// Mapping lookups (one per unit read from flash, programmed or trimmed).
+    pub lookups: u64,
+    /// Lookups whose translation page was in DRAM.
+    pub hits: u64,
+    /// hits / lookups (1 if none).
+    pub hit_ratio: f64,
+    /// Translation pages read from flash.
+    pub translation_reads: u64,
+    /// Translation pages programmed (dirty write-backs and GC moves, with padding).
+    pub translation_writes: u64,
+    /// Translation pages relocated by GC.
+    pub translation_gc_moves: u64,
+    /// Part of the WAF that is translation pages (programmed / host-written units).
+    pub waf_mapping: f64,
+}
+
+impl MappingCache {
+    /// The sum of two drives' figures (systems).
+    pub fn add(acc: Option<MappingCache>, m: &MappingCache) -> Option<MappingCache> {
+        let mut a = acc.unwrap_or_default();
+        // The WAF part weighted by each drive's host writes is not known
+        // here: keep the mean of the parts over the drives that have one.
+        let n = if a.cache_bytes == 0 { 0.0 } else { 1.0 };
+        a.waf_mapping = (a.waf_mapping * n + m.waf_mapping) / (n + 1.0);
+        a.cache_bytes += m.cache_bytes;
+        a.cached_pages += m.cached_pages;
+        a.translation_pages += m.translation_pages;
+        a.entries_per_page = m.entries_per_page;
+        a.lookups += m.lookups;
+        a.hits += m.hits;
+        a.hit_ratio = if a.lookups == 0 {
+            1.0
+        } else {
+            a.hits as f64 / a.lookups as f64
+        };
+        a.translation_reads += m.translation_reads;
+        a.translation_writes += m.translation_writes;
+        a.translation_gc_moves += m.translation_gc_moves;
+        Some(a)
+    }
+}
+
 /// Flash operation counts.
 #[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct Flash {
@@ -200,6 +254,9 @@ pub struct Report {
     /// SLC write cache, when the device has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slc: Option<Slc>,
+    /// Cached mapping table, when the device caches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<MappingCache>,
     /// Flash operations.
     pub flash: Flash,
     /// Utilisation.
@@ -689,6 +746,7 @@ impl Report {
                     / (now.ftl.blocks_opened - base.ftl.blocks_opened).max(1) as f64,
             },
             slc: drive.slc_report(base),
+            mapping: drive.mapping_report(base),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
@@ -846,6 +904,10 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.rmw.as_ref())
                 .fold(None, Rmw::add),
+            mapping: per
+                .iter()
+                .filter_map(|p| p.mapping.as_ref())
+                .fold(None, MappingCache::add),
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
                 programs: per.iter().map(|p| p.flash.programs).sum(),
@@ -1063,6 +1125,20 @@ impl Report {
                 s,
                 "  GC reserve: {:.2} free blocks per parallel unit when a block is opened",
                 self.gc.mean_free_blocks
+            );
+        }
+        if let Some(m) = &self.mapping {
+            let _ = writeln!(
+                s,
+                "  Mapping cache: {:.1} MiB ({} of {} translation pages), hit ratio {:.2}%, {} translation reads, {} writes ({} GC moves); WAF from mapping {:.3}",
+                m.cache_bytes as f64 / (1u64 << 20) as f64,
+                m.cached_pages,
+                m.translation_pages,
+                m.hit_ratio * 100.0,
+                m.translation_reads,
+                m.translation_writes,
+                m.translation_gc_moves,
+                m.waf_mapping
             );
         }
         if let Some(c) = &self.slc {

@@ -2,61 +2,10 @@
 //! invariants through the timed drive, and bad input.
 
 mod common;
+use common::analytic_device;
 use ssdlab_core::config::{Device, DeviceFile};
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
-
-/// A small SLC device with easy numbers: PCIe Gen1 x1 (250 MB/s = 4 ns/B),
-/// 24 B per TLP, no DLLP overhead, 100 ns link latency; 400 MB/s NAND bus.
-fn analytic_device(channels: u32, dies: u32, extra_nand: &str, extra: &str) -> Device {
-    let text = format!(
-        r#"
-name = "analytic"
-[host]
-submit_overhead = "1us"
-complete_overhead = "2us"
-[pcie]
-generation = 1
-lanes = 1
-max_payload = "256B"
-max_read_request = "512B"
-tlp_overhead = "24B"
-dllp_overhead = "0%"
-latency = "100ns"
-[firmware]
-fetch = "100ns"
-parse = "200ns"
-cache_lookup = "300ns"
-translate = "400ns"
-issue = "500ns"
-complete = "600ns"
-[cache]
-write_buffer = "256KiB"
-[ftl]
-mapping_unit = "4KiB"
-over_provisioning = "25%"
-gc_threshold = 3
-gc_hard_threshold = 2
-[nand]
-channels = {channels}
-chips_per_channel = {dies}
-dies_per_chip = 1
-planes_per_die = 1
-blocks_per_plane = 64
-pages_per_block = 64
-page_size = "4KiB"
-cell = "slc"
-t_read = ["25us"]
-t_prog = ["200us"]
-t_erase = "2ms"
-bus_bandwidth = "400MB/s"
-t_cmd = "100ns"
-{extra_nand}
-{extra}
-"#
-    );
-    common::device(&text, "analytic")
-}
 
 /// The analytic device with a fast link (Gen3 x4), so flash is the bottleneck.
 fn fast_link_device(channels: u32, dies: u32, extra: &str) -> Device {

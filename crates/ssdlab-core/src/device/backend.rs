@@ -5,8 +5,8 @@
 pub(crate) mod config;
 
 use super::{
-    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_PROG,
-    TAG_RMW, TAG_SHIFT,
+    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD,
+    TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW, TAG_SHIFT,
 };
 use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
@@ -30,6 +30,9 @@ impl Drive {
         // (the common case under sustained writes; avoids scanning the units).
         if self.program_room == 0 {
             return;
+        }
+        if !self.map_queue.is_empty() {
+            self.flush_translations(now, eq);
         }
         let spp = self.geo.slots_per_program;
         if self.cache.dirty_gc_total() >= spp {
@@ -140,6 +143,11 @@ impl Drive {
         }
         for (i, &l) in lpns.iter().enumerate() {
             self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
+        }
+        if self.mcache.is_some() {
+            for &l in &lpns {
+                self.update_translation(now, l, eq);
+            }
         }
         self.progs[pid as usize] = (lpns, gc);
         let a = self.geo.decode(first);
@@ -373,8 +381,18 @@ impl Drive {
                     }
                     for i in start..start + n {
                         let (p, l) = job.slots[i];
-                        if self.ftl.relocate_to_buffer(p, l) {
-                            self.cache.insert_gc(l.0, unit);
+                        match self.ftl.as_translation_page(l) {
+                            None => {
+                                if self.ftl.relocate_to_buffer(p, l) {
+                                    self.cache.insert_gc(l.0, unit);
+                                }
+                            }
+                            // A translation page: back to the translation write queue.
+                            Some(t) => {
+                                if self.ftl.relocate_translation(p, t) {
+                                    self.map_queue.push_back(t);
+                                }
+                            }
                         }
                     }
                     job.inflight -= 1;
@@ -400,29 +418,14 @@ impl Drive {
                 }
                 self.progs[pid as usize] = (lpns, gc);
                 self.free_progs.push(pid);
-                if self.slc_sampling.is_some() {
-                    self.note_slc(now);
-                }
-                if !self.flushes.is_empty() {
-                    self.complete_flushes(now, eq, fabric);
-                }
-                while let Some(&c) = self.wait_buffer.front() {
-                    if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
-                        self.wait_buffer.pop_front();
-                        self.start_write_dma(now, c, eq, fabric);
-                    } else {
-                        break;
-                    }
-                }
-                for u in 0..self.geo.units {
-                    if self.gc[u as usize]
-                        .as_ref()
-                        .is_some_and(|j| j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT)
-                    {
-                        self.gc_issue(now, u, eq);
-                    }
-                }
-                self.try_flush(now, eq);
+                self.program_done(now, eq, fabric);
+            }
+            TAG_MAPPROG => {
+                self.program_room += 1;
+                self.program_done(now, eq, fabric);
+            }
+            TAG_MAPREAD => {
+                self.translation_read_done(now, (owner & 0xffff_ffff) as u32, eq, fabric);
             }
             TAG_ERASE => {
                 let unit = (owner & 0xff_ffff) as u32;
@@ -437,5 +440,34 @@ impl Drive {
             }
             _ => {}
         }
+    }
+
+    /// A program (data or translation pages) finished: flushes it satisfied
+    /// complete, writes waiting for buffer space start, GC reads it held
+    /// back resume, and the buffer programs what it can.
+    fn program_done(&mut self, now: Time, eq: &mut EventQueue<Event>, fabric: &mut Fabric) {
+        if self.slc_sampling.is_some() {
+            self.note_slc(now);
+        }
+        if !self.flushes.is_empty() {
+            self.complete_flushes(now, eq, fabric);
+        }
+        while let Some(&c) = self.wait_buffer.front() {
+            if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
+                self.wait_buffer.pop_front();
+                self.start_write_dma(now, c, eq, fabric);
+            } else {
+                break;
+            }
+        }
+        for u in 0..self.geo.units {
+            if self.gc[u as usize]
+                .as_ref()
+                .is_some_and(|j| j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT)
+            {
+                self.gc_issue(now, u, eq);
+            }
+        }
+        self.try_flush(now, eq);
     }
 }

@@ -136,7 +136,11 @@ impl Drive {
             }
             return;
         }
-        // Read: cache lookup, translation, grouping per physical page.
+        // Read: with a cached mapping, first the translation pages.
+        if self.mcache.is_some() && self.translate_read(now, cmd, eq) {
+            return;
+        }
+        // Cache lookup, translation, grouping per physical page.
         let mut dram_units = 0u64;
         let mut zero_units = 0u64;
         let mut groups = std::mem::take(&mut self.scratch_groups);
@@ -242,6 +246,12 @@ impl Drive {
             for l in c.lpn..c.lpn + c.nlpn {
                 self.ftl.trim(Lpn(l));
                 self.cache.drop_lpn(l);
+            }
+            if self.mcache.is_some() {
+                for l in c.lpn..c.lpn + c.nlpn {
+                    self.update_translation(now, l, eq);
+                }
+                self.try_flush(now, eq);
             }
             // Dropped buffer entries may have been all a pending flush waited for.
             self.complete_flushes(now, eq, fabric);

@@ -15,7 +15,9 @@
 
 pub(crate) mod config;
 mod map;
+pub mod mapcache;
 mod slc;
+mod translation;
 
 use crate::config::{FtlConfig, GcPolicy, StripeDim};
 use crate::nand::Geometry;
@@ -85,6 +87,11 @@ pub struct FtlStats {
     /// Sum over those openings of the unit's free blocks left just after:
     /// the erased reserve GC keeps, sampled once per block written.
     pub free_at_open: u64,
+    /// Slots programmed with translation pages (cached mapping; with
+    /// padding), GC moves of translation pages included.
+    pub map_slots: u64,
+    /// Translation pages relocated by GC.
+    pub map_pages_moved: u64,
 }
 
 impl FtlStats {
@@ -114,6 +121,8 @@ struct Unit {
     slc_dynamic: u32,
     /// Full SLC blocks waiting to be folded.
     slc_closed: u32,
+    /// Active block of translation pages (cached mapping) and next slot offset.
+    map_active: Option<(u32, u32)>,
 }
 
 /// The FTL state.
@@ -143,6 +152,15 @@ pub struct Ftl {
     slc: Option<slc::SlcCache>,
     /// Logical units holding data (written and not trimmed).
     mapped: u64,
+    /// Logical units (the L2P's first `lpns` entries; translation pages'
+    /// locations, the directory, follow them).
+    lpns: u64,
+    /// Translation pages (0: the whole mapping is in DRAM).
+    tpages: u32,
+    /// L2P entries per translation page.
+    tpe: u32,
+    /// Functional path: translation pages waiting for a program unit, per unit.
+    map_leftover: Vec<Vec<u32>>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -159,11 +177,22 @@ impl Ftl {
                 slc_free: Default::default(),
                 slc_dynamic: 0,
                 slc_closed: 0,
+                map_active: None,
             })
             .collect();
         let stripe = stripe_order(&geo, &cfg.allocation);
+        let tpe = cfg.entries_per_translation_page();
+        let tpages = if cfg.mapping_cache.is_some() {
+            logical_units.div_ceil(tpe as u64) as u32
+        } else {
+            0
+        };
         let mut f = Ftl {
-            l2p: Table::new(logical_units as usize),
+            l2p: Table::new(logical_units as usize + tpages as usize),
+            lpns: logical_units,
+            tpages,
+            tpe,
+            map_leftover: vec![Vec::new(); geo.units as usize],
             p2l: Table::new(geo.total_slots() as usize),
             fill: SeqFill::default(),
             valid: vec![0; blocks],
@@ -189,7 +218,7 @@ impl Ftl {
 
     /// Number of logical mapping units.
     pub fn logical_units(&self) -> u64 {
-        self.l2p.len() as u64
+        self.lpns
     }
 
     /// Hint the CPU to bring `lpn`'s L2P entry into cache: the L2P is far
@@ -338,17 +367,25 @@ impl Ftl {
             }
             self.stats.direct_slots += self.geo.slots_per_program as u64;
         }
-        self.allocate_native(unit)
+        self.allocate_native(unit, false)
     }
 
-    fn allocate_native(&mut self, unit: u32) -> Option<Ppa> {
+    /// Allocate the next program unit on `unit` in its data (`map` false)
+    /// or translation-page (`map`) frontier.
+    fn allocate_native(&mut self, unit: u32, map: bool) -> Option<Ppa> {
         let spb = self.geo.slots_per_block;
         let spp = self.geo.slots_per_program;
         let u = &mut self.units[unit as usize];
-        let (blk, off) = match u.active {
+        let frontier = if map { u.map_active } else { u.active };
+        let (blk, off) = match frontier {
             Some((b, off)) if off < spb => (b, off),
             _ => {
-                if let Some((b, _)) = u.active.take() {
+                let old = if map {
+                    u.map_active.take()
+                } else {
+                    u.active.take()
+                };
+                if let Some((b, _)) = old {
                     let bid = (unit * self.geo.blocks_per_unit + b) as usize;
                     // A full block was closed when it filled, and GC may
                     // have chosen it (Victim) or erased it (Free) since:
@@ -369,15 +406,22 @@ impl Ftl {
             }
         };
         let next = off + spp;
-        u.active = Some((blk, next));
         let bid = unit * self.geo.blocks_per_unit + blk;
+        let frontier = if map {
+            &mut u.map_active
+        } else {
+            &mut u.active
+        };
+        *frontier = Some((blk, next.min(spb)));
         if next >= spb {
             // Block full: close it now so GC can consider it.
-            u.active = Some((blk, spb));
             self.state[bid as usize] = BlockState::Closed;
             self.close_seq[bid as usize] = self.seq;
         }
         self.stats.programmed_slots += spp as u64;
+        if map {
+            self.stats.map_slots += spp as u64;
+        }
         Some(Ppa(bid * spb + off))
     }
 
@@ -584,7 +628,7 @@ impl Ftl {
         if valid != self.valid {
             return Err("per-block valid counts disagree with P2L".into());
         }
-        let mapped = (0..self.l2p.len() as u32)
+        let mapped = (0..self.lpns as u32)
             .filter(|&l| self.l2p(l) != UNMAPPED)
             .count() as u64;
         if mapped != self.mapped {
@@ -631,13 +675,35 @@ impl Ftl {
         };
         let moved = self.valid_slots(victim);
         let mut pending: Vec<Lpn> = Vec::with_capacity(moved.len());
-        for (ppa, lpn) in moved {
-            if self.relocate_to_buffer(ppa, lpn) {
-                pending.push(lpn);
+        let mut tpages = Vec::new();
+        // Each relocation reads a random L2P entry: ask for the entries a
+        // few slots ahead so their cache misses overlap.
+        const AHEAD: usize = 16;
+        for &(_, l) in moved.iter().take(AHEAD) {
+            self.l2p.prefetch(l.0 as usize);
+        }
+        for (i, &(ppa, lpn)) in moved.iter().enumerate() {
+            if let Some(&(_, l)) = moved.get(i + AHEAD) {
+                self.l2p.prefetch(l.0 as usize);
+            }
+            match self.as_translation_page(lpn) {
+                None => {
+                    if self.relocate_to_buffer(ppa, lpn) {
+                        pending.push(lpn);
+                    }
+                }
+                Some(t) => {
+                    if self.relocate_translation(ppa, t) {
+                        tpages.push(t);
+                    }
+                }
             }
         }
         self.erase(victim);
         self.program_functional(unit, &pending);
+        for t in tpages {
+            self.stage_translation_functional(unit, t);
+        }
         true
     }
 
@@ -664,6 +730,7 @@ impl Ftl {
 
     /// Program every unit's remainder (padding the last program unit).
     fn flush_leftovers(&mut self) {
+        self.flush_translation_leftovers();
         for u in 0..self.geo.units {
             let rest = std::mem::take(&mut self.leftover[u as usize]);
             if rest.is_empty() {
@@ -684,6 +751,16 @@ impl Ftl {
     /// threshold: the equilibrium of a drive saturated by writes, where host
     /// writes stall there and GC sets the pace.
     fn write_batch_functional(&mut self, lpns: &[Lpn]) {
+        // Random LPNs: overlap their L2P misses, then their old slots' P2L misses.
+        for &l in lpns {
+            self.l2p.prefetch(l.0 as usize);
+        }
+        for &l in lpns {
+            let old = self.l2p(l.0);
+            if old < IN_BUFFER {
+                self.p2l.prefetch(old as usize);
+            }
+        }
         for &l in lpns {
             // As write_to_buffer, without counting mapped units: the fill
             // maps every one (see fill_sequential).
@@ -712,7 +789,14 @@ impl Ftl {
     /// form until something overwrites it (cost: one pass over the drive's
     /// program units, no mapping memory touched).
     pub fn fill_sequential(&mut self) {
-        let n = self.l2p.len() as u64;
+        self.fill_data_sequential();
+        // With a cached mapping, the fill also wrote the mapping out.
+        self.write_translation_pages();
+    }
+
+    /// [`Ftl::fill_sequential`]'s user data.
+    fn fill_data_sequential(&mut self) {
+        let n = self.lpns;
         let fill = SeqFill::new(&self.geo, &self.stripe, n);
         let fresh = self.seq == 0
             && self.stripe_pos == 0
@@ -754,7 +838,7 @@ impl Ftl {
     /// apply, and in tests as its reference).
     fn fill_sequential_per_lpn(&mut self) {
         let spp = self.geo.slots_per_program as usize;
-        let n = self.l2p.len();
+        let n = self.lpns as usize;
         let mut batch = Vec::with_capacity(spp);
         for l in 0..n {
             batch.push(Lpn(l as u32));
@@ -782,7 +866,7 @@ impl Ftl {
 
     /// [`Ftl::precondition_steady`] from a filled drive on.
     fn precondition_steady_after_fill(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
-        let n = self.l2p.len() as u64;
+        let n = self.lpns;
         let spp = self.geo.slots_per_program as usize;
         let window = (n / 16).max(spp as u64);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5354_4541_4459);

@@ -27,6 +27,7 @@ pub mod nand;
 pub mod nvme;
 pub mod power;
 pub mod store;
+mod translation;
 
 use crate::config::{logical_units, Backend, Device, OpKind};
 use crate::engine::{EventQueue, FifoServer};
@@ -113,6 +114,10 @@ pub(crate) const TAG_PROG: u64 = 3;
 pub(crate) const TAG_ERASE: u64 = 4;
 /// The flash read of a read-modify-write (a write of part of a unit).
 pub(crate) const TAG_RMW: u64 = 5;
+/// The flash read of a translation page (cached mapping).
+pub(crate) const TAG_MAPREAD: u64 = 6;
+/// The program of a unit of translation pages (cached mapping).
+pub(crate) const TAG_MAPPROG: u64 = 7;
 pub(crate) const GC_READS_INFLIGHT: u32 = 4;
 pub(crate) const PROGRAMS_PER_DIE: usize = 2;
 
@@ -131,6 +136,8 @@ pub struct Snapshot {
     pub at: Time,
     /// FTL counters.
     pub ftl: FtlStats,
+    /// Mapping-cache counters (cached mapping only).
+    pub map: ftl::mapcache::MapStats,
     /// Flash reads, programs, erases, suspends.
     pub flash: [u64; 4],
     /// Channel bus busy time.
@@ -259,6 +266,17 @@ pub struct Drive {
     slc_sampling: Option<(Time, Time)>,
     /// SLC occupancy (mapping units) at the end of each sampling window.
     slc_series: Vec<u64>,
+    /// The cached mapping table's resident translation pages (`None`: the
+    /// whole mapping is in DRAM).
+    pub mcache: Option<ftl::mapcache::MapCache>,
+    /// Translation pages waiting to be programmed (dirty evictions and GC
+    /// relocations), in order.
+    map_queue: VecDeque<u32>,
+    /// Next position in striping order for a program of translation pages.
+    map_cursor: usize,
+    /// By command: a read that waited for its translation pages, now in
+    /// DRAM (cached mapping only; kept out of [`DevCmd`], which stays 20 B).
+    translated: Vec<bool>,
 }
 
 impl Drive {
@@ -348,8 +366,17 @@ impl Drive {
             slc_series: Vec::new(),
             dma_wait: VecDeque::new(),
             dma_wakeup: false,
+            mcache: None,
+            map_queue: VecDeque::new(),
+            map_cursor: 0,
+            translated: Vec::new(),
             dev,
         };
+        if let Some(bytes) = d.dev.ftl.mapping_cache {
+            let pages = d.ftl.translation_pages();
+            let cap = (bytes.0 / unit_bytes).min(u32::MAX as u64) as u32;
+            d.mcache = Some(ftl::mapcache::MapCache::new(pages, cap));
+        }
         // Flushes wait for the buffer only if it is volatile; only workloads
         // that can flush (fsync, end_fsync, or a trace) need the counters.
         if d.dev.cache.power_loss_protection || !may_flush {
@@ -665,6 +692,7 @@ impl Drive {
         Snapshot {
             at: now,
             ftl: self.ftl.stats.clone(),
+            map: self.mcache.as_ref().map(|m| m.stats).unwrap_or_default(),
             flash: [f.reads, f.programs, f.erases, f.suspends],
             channel_busy: self.flash.channel_busy(),
             die_busy: self.flash.die_busy(),

@@ -10,6 +10,7 @@ use serde::Serialize;
 use std::fmt::Write as _;
 
 pub mod desnoyers;
+pub mod dftl;
 
 /// One compared figure.
 #[derive(Debug, Clone, Serialize)]
@@ -348,9 +349,11 @@ pub fn names() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = scenarios().iter().map(|s| s.name).collect();
     v.push(SEED001_BUFFER);
     v.push(SEED001_ORDER);
+    v.push(SEED001_ORDER_MAPPED);
     v.push(SEED004);
     v.push(SEED002_SYSTEM);
     v.push(desnoyers::DESNOYERS);
+    v.push(dftl::DFTL);
     v
 }
 
@@ -539,19 +542,27 @@ fn seed001_buffer(out: &mut Vec<Check>) -> Result<(), String> {
 /// Seed 001's flash-configuration finding: ONFI SLC is fastest and
 /// conventional MLC slowest under every workload and both controller
 /// models; conventional SLC beats ONFI MLC.
-fn seed001_order(out: &mut Vec<Check>) -> Result<(), String> {
+const SEED001_ORDER_MAPPED: &str = "seed001-flash-configs-mapped";
+
+fn seed001_order_with(
+    out: &mut Vec<Check>,
+    scenario: &str,
+    extra: &[(&str, &str)],
+) -> Result<(), String> {
     let src = "seed 001, flash configurations (Table 2 SLC/MLC x 40/133 MB/s bus, sequential and out-of-order controllers)";
     let b = |x: bool| if x { 1.0 } else { 0.0 };
     for exec in ["sequential", "out-of-order"] {
         for pattern in ["uniform", "lru", "hotcold_lru"] {
             let mut bw = Vec::new();
+            let mut ov = vec![("flash.execution", exec)];
+            ov.extend_from_slice(extra);
             for preset in [
                 "seed001-slc-onfi",
                 "seed001-slc-conventional",
                 "seed001-mlc-onfi",
                 "seed001-mlc-conventional",
             ] {
-                bw.push(seed001_run(preset, &[("flash.execution", exec)], pattern)?);
+                bw.push(seed001_run(preset, &ov, pattern)?);
             }
             let (slc_onfi, slc_conv, mlc_onfi, mlc_conv) = (bw[0], bw[1], bw[2], bw[3]);
             let curve = format!(
@@ -559,7 +570,7 @@ fn seed001_order(out: &mut Vec<Check>) -> Result<(), String> {
             );
             finding(
                 out,
-                SEED001_ORDER,
+                scenario,
                 format!("{exec}, {pattern}: SLC-ONFI fastest and MLC-conventional slowest (1=yes; {curve})"),
                 1.0,
                 b(slc_onfi >= slc_conv.max(mlc_onfi).max(mlc_conv)
@@ -569,7 +580,7 @@ fn seed001_order(out: &mut Vec<Check>) -> Result<(), String> {
             );
             finding(
                 out,
-                SEED001_ORDER,
+                scenario,
                 format!("{exec}, {pattern}: SLC-conventional beats MLC-ONFI (1=yes)"),
                 1.0,
                 b(slc_conv > mlc_onfi),
@@ -764,7 +775,19 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
     }
     if filter.is_none_or(|f| SEED001_ORDER.contains(f)) {
         on_start(SEED001_ORDER);
-        seed001_order(&mut out)?;
+        seed001_order_with(&mut out, SEED001_ORDER, &[])?;
+    }
+    if filter.is_none_or(|f| SEED001_ORDER_MAPPED.contains(f)) {
+        on_start(SEED001_ORDER_MAPPED);
+        // Issue 14: the same experiment with the mapping traffic the seed's
+        // M-log implies: a 1 MiB mapping cache (512 of the 16,384
+        // translation pages of 2 KiB), so most reads first read a
+        // translation page.
+        seed001_order_with(
+            &mut out,
+            SEED001_ORDER_MAPPED,
+            &[("ftl.mapping_cache", "1MiB")],
+        )?;
     }
     if filter.is_none_or(|f| SEED002_SYSTEM.contains(f)) {
         on_start(SEED002_SYSTEM);
@@ -777,6 +800,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
     if filter.is_none_or(|f| desnoyers::DESNOYERS.contains(f)) {
         on_start(desnoyers::DESNOYERS);
         desnoyers::checks(&mut out)?;
+    }
+    if filter.is_none_or(|f| dftl::DFTL.contains(f)) {
+        on_start(dftl::DFTL);
+        dftl::checks(&mut out)?;
     }
     if filter.is_none_or(|f| crate::csd::seed003::SEED003.contains(f)) {
         on_start(crate::csd::seed003::SEED003);

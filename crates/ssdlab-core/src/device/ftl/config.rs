@@ -52,6 +52,14 @@ pub struct FtlFile {
     /// Idle time after which the drive folds SLC data into native blocks.
     #[serde(default = "d_slc_idle")]
     pub slc_fold_idle: String,
+    /// Controller DRAM for the mapping table: `"all"` keeps the whole L2P
+    /// in DRAM; a size (`"2MiB"`) caches that much of it, in translation
+    /// pages of one mapping unit, loaded from flash on demand (DFTL-style).
+    #[serde(default = "d_mapping_cache")]
+    pub mapping_cache: String,
+}
+fn d_mapping_cache() -> String {
+    d_str("all")
 }
 fn d_zero_bytes() -> String {
     d_str("0B")
@@ -102,6 +110,7 @@ impl Default for FtlFile {
             slc_dynamic: d_zero_bytes(),
             slc_when_full: d_slc_full(),
             slc_fold_idle: d_slc_idle(),
+            mapping_cache: d_mapping_cache(),
         }
     }
 }
@@ -173,12 +182,20 @@ pub struct FtlConfig {
     pub slc_when_full: SlcWhenFull,
     /// Idle time before folding starts.
     pub slc_fold_idle: Time,
+    /// Mapping-table DRAM: `None` holds the whole L2P; else this many
+    /// bytes of translation pages are cached.
+    pub mapping_cache: Option<Bytes>,
 }
 
 impl FtlConfig {
     /// Is there an SLC write cache?
     pub fn has_slc(&self) -> bool {
         self.slc_static.0 > 0 || self.slc_dynamic.0 > 0
+    }
+
+    /// L2P entries per translation page (one mapping unit of 4-byte entries).
+    pub fn entries_per_translation_page(&self) -> u32 {
+        (self.mapping_unit.0 / 4).max(1) as u32
     }
 }
 
@@ -262,7 +279,25 @@ impl FtlFile {
                 SlcWhenFull::Direct
             }
         };
+        let mapping_cache = match ff.mapping_cache.trim() {
+            "all" => None,
+            v => {
+                let b = c.bytes("ftl.mapping_cache", v);
+                if !c.has("ftl.mapping_cache") && mapping_unit.0 > 0 && b.0 < mapping_unit.0 {
+                    c.push(
+                        "ftl.mapping_cache",
+                        format!(
+                            "{b} is smaller than one translation page ({mapping_unit}: {} entries of 4 B); \
+                             give at least {mapping_unit}, or \"all\" to keep the whole table in DRAM",
+                            mapping_unit.0 / 4
+                        ),
+                    );
+                }
+                Some(b)
+            }
+        };
         FtlConfig {
+            mapping_cache,
             slc_static: c.bytes("ftl.slc_static", &ff.slc_static),
             slc_dynamic: c.bytes("ftl.slc_dynamic", &ff.slc_dynamic),
             slc_when_full,

@@ -98,7 +98,7 @@ impl Ftl {
             return true;
         }
         let given_up = (self.geo.slots_per_block - s.slots_per_block) as u64;
-        let unused = self.l2p.len() as u64 - self.mapped;
+        let unused = self.lpns - self.mapped;
         u.slc_dynamic < s.dynamic_per_unit
             && u.free.len() as u32 > self.cfg.gc_threshold + 1
             && (s.dynamic_used + 1) * given_up <= unused
@@ -229,7 +229,7 @@ impl Ftl {
             return 0;
         };
         let given_up = (self.geo.slots_per_block - s.slots_per_block) as u64;
-        let unused = self.l2p.len() as u64 - self.mapped;
+        let unused = self.lpns - self.mapped;
         let mut dyn_budget = (unused / given_up.max(1)).saturating_sub(s.dynamic_used);
         let mut room = 0u64;
         for u in &self.units {

@@ -1,0 +1,241 @@
+//! The cached mapping table (seed 001's M-log, in the manner of DFTL:
+//! Gupta, Kim and Urgaonkar, ASPLOS 2009): the L2P lives on flash in
+//! translation pages, a directory (the FTL's GTD) says where each one is,
+//! and controller DRAM holds only `ftl.mapping_cache` bytes of them.
+//!
+//! This is the *residency* model, which decides the flash traffic and the
+//! waits; the simulator's own L2P stays complete and exact (the truth the
+//! translation pages would hold). A translation page is one mapping unit
+//! holding `mapping_unit / 4 B` entries; the cache keeps whole translation
+//! pages in LRU order (TPFTL-style page granularity rather than DFTL's
+//! single entries: a miss loads the page, a dirty eviction writes that one
+//! page back, so write-backs are batched per translation page by
+//! construction). A lookup of an absent page loads it (one flash read of
+//! one unit); an update of an absent page loads it and then marks it dirty;
+//! a page never written to flash loads for free (all its entries are
+//! unmapped). Counting is per mapping-unit lookup: each LPN a read
+//! translates, each LPN a program or trim updates.
+
+use std::collections::HashMap;
+
+const RESIDENT: u8 = 1;
+const DIRTY: u8 = 2;
+const LOADING: u8 = 4;
+/// Loading on behalf of an update: dirty once it arrives.
+const DIRTY_ON_LOAD: u8 = 8;
+const NIL: u32 = u32::MAX;
+
+/// Counters (mapping-unit lookups and translation pages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MapStats {
+    /// Lookups that found their translation page in DRAM.
+    pub hits: u64,
+    /// Lookups that had to wait for (or start) a load.
+    pub misses: u64,
+    /// Translation pages read from flash.
+    pub loads: u64,
+    /// Dirty translation pages evicted (each one is written back).
+    pub evictions: u64,
+}
+
+/// What a lookup needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// In DRAM.
+    Hit,
+    /// Absent: start a load (read the page from flash, or nothing if it
+    /// was never written) and call [`MapCache::loaded`] when it is in.
+    Load,
+    /// Already being loaded.
+    Pending,
+}
+
+/// The resident set of translation pages.
+pub struct MapCache {
+    capacity: u32,
+    resident: u32,
+    flags: Vec<u8>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// LRU list: head is the most recently used.
+    head: u32,
+    tail: u32,
+    /// Commands waiting for a page being loaded.
+    waiters: HashMap<u32, Vec<u32>>,
+    /// Counters.
+    pub stats: MapStats,
+}
+
+impl MapCache {
+    /// A cache of `capacity` (≥ 1) translation pages over `pages` of them, empty.
+    pub fn new(pages: u32, capacity: u32) -> MapCache {
+        MapCache {
+            capacity: capacity.max(1),
+            resident: 0,
+            flags: vec![0; pages as usize],
+            prev: vec![NIL; pages as usize],
+            next: vec![NIL; pages as usize],
+            head: NIL,
+            tail: NIL,
+            waiters: HashMap::new(),
+            stats: MapStats::default(),
+        }
+    }
+
+    /// Capacity in translation pages.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Translation pages in DRAM now.
+    pub fn resident(&self) -> u32 {
+        self.resident
+    }
+
+    /// Is page `t` in DRAM?
+    #[inline]
+    pub fn is_resident(&self, t: u32) -> bool {
+        self.flags[t as usize] & RESIDENT != 0
+    }
+
+    /// Is page `t` dirty in DRAM?
+    pub fn is_dirty(&self, t: u32) -> bool {
+        self.flags[t as usize] & DIRTY != 0
+    }
+
+    /// Look up (or, with `update`, change) an entry of page `t`.
+    #[inline]
+    pub fn access(&mut self, t: u32, update: bool) -> Access {
+        let f = self.flags[t as usize];
+        if f & RESIDENT != 0 {
+            self.stats.hits += 1;
+            self.touch(t);
+            if update {
+                self.flags[t as usize] |= DIRTY;
+            }
+            return Access::Hit;
+        }
+        self.stats.misses += 1;
+        if update {
+            self.flags[t as usize] |= DIRTY_ON_LOAD;
+        }
+        if f & LOADING != 0 {
+            return Access::Pending;
+        }
+        self.flags[t as usize] |= LOADING;
+        Access::Load
+    }
+
+    /// Command `cmd` waits for page `t` (being loaded).
+    pub fn wait(&mut self, t: u32, cmd: u32) {
+        self.waiters.entry(t).or_default().push(cmd);
+    }
+
+    /// Page `t` is in (`from_flash`: it was read). Returns the commands that
+    /// waited for it and, when the cache was full, the page it evicted if
+    /// that page was dirty (to be written back).
+    pub fn loaded(&mut self, t: u32, from_flash: bool) -> (Vec<u32>, Option<u32>) {
+        let f = self.flags[t as usize];
+        debug_assert!(f & LOADING != 0 && f & RESIDENT == 0);
+        self.stats.loads += from_flash as u64;
+        let mut evicted = None;
+        if self.resident >= self.capacity {
+            let v = self.tail;
+            self.unlink(v);
+            self.resident -= 1;
+            if self.flags[v as usize] & DIRTY != 0 {
+                self.stats.evictions += 1;
+                evicted = Some(v);
+            }
+            self.flags[v as usize] = 0;
+        }
+        let dirty = if f & DIRTY_ON_LOAD != 0 { DIRTY } else { 0 };
+        self.flags[t as usize] = RESIDENT | dirty;
+        self.push_front(t);
+        self.resident += 1;
+        (self.waiters.remove(&t).unwrap_or_default(), evicted)
+    }
+
+    fn touch(&mut self, t: u32) {
+        if self.head != t {
+            self.unlink(t);
+            self.push_front(t);
+        }
+    }
+
+    fn unlink(&mut self, t: u32) {
+        let (p, n) = (self.prev[t as usize], self.next[t as usize]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.prev[t as usize] = NIL;
+        self.next[t as usize] = NIL;
+    }
+
+    fn push_front(&mut self, t: u32) {
+        self.prev[t as usize] = NIL;
+        self.next[t as usize] = self.head;
+        if self.head != NIL {
+            self.prev[self.head as usize] = t;
+        }
+        self.head = t;
+        if self.tail == NIL {
+            self.tail = t;
+        }
+    }
+
+    /// Translation pages in LRU order, most recent first (tests).
+    pub fn lru_order(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut t = self.head;
+        while t != NIL {
+            v.push(t);
+            t = self.next[t as usize];
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_keeps_the_capacity_and_evicts_the_least_recent_dirty_page() {
+        let mut c = MapCache::new(10, 2);
+        assert_eq!(c.access(1, true), Access::Load);
+        assert_eq!(c.access(1, false), Access::Pending);
+        c.wait(1, 7);
+        assert_eq!(c.loaded(1, true), (vec![7], None));
+        assert!(c.is_dirty(1));
+        assert_eq!(c.access(2, false), Access::Load);
+        c.loaded(2, false);
+        assert_eq!(c.access(1, false), Access::Hit);
+        assert_eq!(c.lru_order(), vec![1, 2]);
+        // 2 is least recent and clean: evicted without a write-back.
+        assert_eq!(c.access(3, false), Access::Load);
+        assert_eq!(c.loaded(3, true), (vec![], None));
+        assert!(!c.is_resident(2));
+        // 1 is now least recent and dirty.
+        assert_eq!(c.access(4, false), Access::Load);
+        assert_eq!(c.loaded(4, true), (vec![], Some(1)));
+        assert_eq!(c.resident(), 2);
+        assert_eq!(c.lru_order(), vec![4, 3]);
+        assert_eq!(
+            c.stats,
+            MapStats {
+                hits: 1,
+                misses: 5,
+                loads: 3,
+                evictions: 1
+            }
+        );
+    }
+}

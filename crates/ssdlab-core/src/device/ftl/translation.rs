@@ -1,0 +1,147 @@
+//! Translation pages on flash, for a cached mapping table
+//! ([`super::mapcache`]): where each one lives (the directory, DFTL's GTD,
+//! kept as L2P entries after the logical units), and their own write
+//! frontier per parallel unit, so translation pages fill their own blocks.
+//! GC collects those blocks like data blocks (greedy picks them when they
+//! hold few valid pages); their valid pages go back to the controller's
+//! translation write queue, not into a data block.
+
+use super::{Ftl, Mapping, IN_BUFFER};
+use crate::units::{Lpn, Ppa};
+
+impl Ftl {
+    /// Translation pages (0 when the whole mapping is in DRAM).
+    pub fn translation_pages(&self) -> u32 {
+        self.tpages
+    }
+
+    /// L2P entries per translation page.
+    pub fn entries_per_translation_page(&self) -> u32 {
+        self.tpe
+    }
+
+    /// The translation page holding `lpn`'s entry.
+    #[inline]
+    pub fn translation_page_of(&self, lpn: u32) -> u32 {
+        lpn / self.tpe
+    }
+
+    /// Where translation page `t` is: never written (`Unmapped`: all its
+    /// entries are unmapped), waiting in the controller to be written
+    /// (`InBuffer`), or on flash.
+    #[inline]
+    pub fn translation_location(&self, t: u32) -> Mapping {
+        self.lookup(Lpn(self.lpns as u32 + t))
+    }
+
+    /// The translation page a block's slot holds, if it holds one (a
+    /// [`Ftl::valid_slots`] entry).
+    #[inline]
+    pub fn as_translation_page(&self, lpn: Lpn) -> Option<u32> {
+        (lpn.0 as u64 >= self.lpns).then(|| (lpn.0 as u64 - self.lpns) as u32)
+    }
+
+    /// Translation page `t` is to be written back (a dirty eviction): its
+    /// flash copy is stale from now on. Returns false if it was already
+    /// waiting to be written.
+    pub fn translation_to_buffer(&mut self, t: u32) -> bool {
+        let l = self.lpns as u32 + t;
+        let old = self.l2p(l);
+        if old == IN_BUFFER {
+            return false;
+        }
+        if old < IN_BUFFER {
+            self.invalidate_slot(old);
+        }
+        self.set_l2p(l, IN_BUFFER);
+        true
+    }
+
+    /// GC read translation page `t` out of `ppa`: if that is still its
+    /// latest copy, it is to be written again (returns true), else it was
+    /// written back meanwhile (false).
+    pub fn relocate_translation(&mut self, ppa: Ppa, t: u32) -> bool {
+        let l = self.lpns as u32 + t;
+        if self.p2l(ppa.0) == l && self.l2p(l) == ppa.0 {
+            self.invalidate_slot(ppa.0);
+            self.set_l2p(l, IN_BUFFER);
+            self.stats.map_pages_moved += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Can a program unit of translation pages go to `unit`? They may not
+    /// take the last free block (GC relocation needs it to make progress).
+    pub fn can_allocate_map(&self, unit: u32) -> bool {
+        let u = &self.units[unit as usize];
+        if let Some((_, off)) = u.map_active {
+            if off < self.geo.slots_per_block {
+                return true;
+            }
+        }
+        u.free.len() > 1
+    }
+
+    /// Allocate a program unit of translation pages on `unit`: returns its first slot.
+    pub fn allocate_map(&mut self, unit: u32) -> Option<Ppa> {
+        self.allocate_native(unit, true)
+    }
+
+    /// Translation page `t` (waiting to be written) is programmed at `ppa`.
+    pub fn commit_translation(&mut self, t: u32, ppa: Ppa) {
+        self.commit(Lpn(self.lpns as u32 + t), ppa);
+    }
+
+    /// Preconditioning: write every translation page once (after a fill,
+    /// so the directory points at flash), a program unit at a time over
+    /// the units in striping order.
+    pub(super) fn write_translation_pages(&mut self) {
+        for t in 0..self.tpages {
+            if self.translation_to_buffer(t) {
+                let n = self.stripe.len();
+                let u = self.stripe[(t / self.geo.slots_per_program) as usize % n];
+                self.stage_translation_functional(u, t);
+            }
+        }
+        self.flush_translation_leftovers();
+    }
+
+    /// Functional path: stage translation page `t` (waiting to be written)
+    /// on `unit`; program a unit's staged pages once they fill a program unit.
+    pub(super) fn stage_translation_functional(&mut self, unit: u32, t: u32) {
+        let spp = self.geo.slots_per_program as usize;
+        self.map_leftover[unit as usize].push(t);
+        if self.map_leftover[unit as usize].len() >= spp {
+            let ts = std::mem::take(&mut self.map_leftover[unit as usize]);
+            self.program_translations_functional(unit, &ts);
+        }
+    }
+
+    fn program_translations_functional(&mut self, unit: u32, ts: &[u32]) {
+        let spp = self.geo.slots_per_program as usize;
+        for (k, chunk) in ts.chunks(spp).enumerate() {
+            let Some(first) = self.allocate_map(unit) else {
+                // No block left on this unit: keep the rest staged.
+                self.map_leftover[unit as usize].extend_from_slice(&ts[k * spp..]);
+                return;
+            };
+            for (i, &t) in chunk.iter().enumerate() {
+                if self.translation_location(t) == Mapping::InBuffer {
+                    self.commit_translation(t, Ppa(first.0 + i as u32));
+                }
+            }
+        }
+    }
+
+    /// Program every unit's staged translation pages (padding the last program unit).
+    pub(super) fn flush_translation_leftovers(&mut self) {
+        for u in 0..self.geo.units {
+            let ts = std::mem::take(&mut self.map_leftover[u as usize]);
+            if !ts.is_empty() {
+                self.program_translations_functional(u, &ts);
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The drive's side of a cached mapping table (`ftl.mapping_cache`, see
+//! [`crate::device::ftl::mapcache`]): a read waits for the translation
+//! pages of the units it must look up; a program, GC relocation or trim
+//! updates entries, loading their pages first when absent (the update is
+//! applied when the page arrives; the data does not wait); a dirty page
+//! evicted by a load joins the translation write queue, which is
+//! programmed a whole program unit at a time into translation blocks, on
+//! the units in striping order. Every translation read and program is a
+//! real flash transaction on its die, competing with host I/O.
+
+use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPPROG, TAG_MAPREAD, TAG_SHIFT};
+use crate::config::OpKind;
+use crate::device::flash::Txn;
+use crate::device::ftl::mapcache::Access;
+use crate::device::ftl::Mapping;
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::fabric::Fabric;
+use crate::units::{Lpn, Ppa, Time};
+
+impl Drive {
+    /// Read `cmd` is about to translate its units: load the translation
+    /// pages of those not in DRAM (data in the write buffer or read cache
+    /// needs no lookup). Returns true if it must wait for a page; it is
+    /// processed again when the last one arrives (and then passes).
+    pub(super) fn translate_read(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+    ) -> bool {
+        let i = cmd as usize;
+        if self.translated.len() <= i {
+            self.translated.resize(i + 1, false);
+        }
+        if std::mem::take(&mut self.translated[i]) {
+            return false;
+        }
+        let c = self.cmds[i];
+        let mut waits = 0;
+        let mut last = u32::MAX;
+        for l in c.lpn..c.lpn + c.nlpn {
+            if self.cache.contains(l) || self.ftl.lookup(Lpn(l)) == Mapping::InBuffer {
+                continue;
+            }
+            let t = self.ftl.translation_page_of(l);
+            let Some(mc) = self.mcache.as_mut() else {
+                return false;
+            };
+            if mc.access(t, false) == Access::Load {
+                self.load_translation(now, t, eq);
+            }
+            let Some(mc) = self.mcache.as_mut() else {
+                return false;
+            };
+            if !mc.is_resident(t) && t != last {
+                mc.wait(t, cmd);
+                waits += 1;
+                last = t;
+            }
+        }
+        self.cmds[i].pending = waits;
+        self.translated[i] = waits > 0;
+        waits > 0
+    }
+
+    /// The entry of `lpn` changes (a program commits it, GC moved it, or a
+    /// trim unmapped it): its translation page becomes dirty, once loaded.
+    #[inline]
+    pub(super) fn update_translation(&mut self, now: Time, lpn: u32, eq: &mut EventQueue<Event>) {
+        let t = self.ftl.translation_page_of(lpn);
+        if let Some(mc) = self.mcache.as_mut() {
+            if mc.access(t, true) == Access::Load {
+                self.load_translation(now, t, eq);
+            }
+        }
+    }
+
+    /// Start loading translation page `t`: one flash read of one unit, or
+    /// nothing when it was never written (all its entries are unmapped) or
+    /// waits in the write queue (it is in DRAM).
+    fn load_translation(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
+        match self.ftl.translation_location(t) {
+            Mapping::Flash(p) => {
+                let a = self.geo.decode(p);
+                let tx = Txn {
+                    kind: OpKind::Read,
+                    die: self.geo.die_of_unit(a.unit),
+                    t_array: self
+                        .timings
+                        .read_in(self.ftl.is_slc(p), self.geo.page_type(a.page)),
+                    bytes: self.unit_bytes,
+                    owner: (TAG_MAPREAD << TAG_SHIFT) | t as u64,
+                    slc: false,
+                };
+                self.fw.issue_flash_command(now);
+                self.act.nand_read_pages += 1;
+                self.act.nand_bus_bytes += self.unit_bytes;
+                let d = self.index;
+                self.flash
+                    .submit(now, tx, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+            }
+            Mapping::Unmapped | Mapping::InBuffer => {
+                let waiters = self.translation_in(t, false);
+                debug_assert!(waiters.is_empty());
+            }
+        }
+    }
+
+    /// Translation page `t` is in DRAM: returns the commands that waited
+    /// for it. A dirty page it evicted joins the write queue.
+    fn translation_in(&mut self, t: u32, from_flash: bool) -> Vec<u32> {
+        let Some(mc) = self.mcache.as_mut() else {
+            return Vec::new();
+        };
+        let (waiters, evicted) = mc.loaded(t, from_flash);
+        if let Some(v) = evicted {
+            if self.ftl.translation_to_buffer(v) {
+                self.map_queue.push_back(v);
+            }
+        }
+        waiters
+    }
+
+    /// The flash read of translation page `t` finished.
+    pub(super) fn translation_read_done(
+        &mut self,
+        now: Time,
+        t: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        // The page moved over the channel into DRAM.
+        self.act.dram_bytes += self.unit_bytes;
+        self.dram.reserve(
+            now,
+            self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
+        );
+        for cmd in self.translation_in(t, true) {
+            let c = &mut self.cmds[cmd as usize];
+            c.pending -= 1;
+            if c.pending == 0 {
+                self.process(now, cmd, eq, fabric);
+            }
+        }
+        self.try_flush(now, eq);
+    }
+
+    /// Program whole units of waiting translation pages, each on the next
+    /// unit in striping order whose die has room in its program queue.
+    pub(super) fn flush_translations(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        let spp = self.geo.slots_per_program as usize;
+        while self.map_queue.len() >= spp && self.program_room > 0 {
+            let n = self.ftl.stripe().len();
+            let mut chosen = None;
+            for i in 0..n {
+                let pos = (self.map_cursor + i) % n;
+                let u = self.ftl.stripe()[pos];
+                if self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write) < PROGRAMS_PER_DIE
+                    && self.ftl.can_allocate_map(u)
+                {
+                    chosen = Some((pos, u));
+                    break;
+                }
+            }
+            let Some((pos, u)) = chosen else {
+                return;
+            };
+            self.map_cursor = (pos + 1) % n;
+            self.program_translations(now, u, eq);
+        }
+    }
+
+    fn program_translations(&mut self, now: Time, u: u32, eq: &mut EventQueue<Event>) {
+        let spp = self.geo.slots_per_program;
+        let Some(first) = self.ftl.allocate_map(u) else {
+            return;
+        };
+        for i in 0..spp {
+            if let Some(t) = self.map_queue.pop_front() {
+                self.ftl.commit_translation(t, Ppa(first.0 + i));
+            }
+        }
+        self.fw.background(1, now);
+        self.fw.issue_flash_command(now);
+        let out = spp as u64 * self.unit_bytes;
+        self.act.dram_bytes += out;
+        self.dram
+            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        let a = self.geo.decode(first);
+        let tx = Txn {
+            kind: OpKind::Write,
+            die: self.geo.die_of_unit(u),
+            t_array: self.timings.program(self.geo.page_type(a.page)),
+            bytes: out,
+            owner: TAG_MAPPROG << TAG_SHIFT,
+            slc: false,
+        };
+        self.program_room -= 1;
+        let d = self.index;
+        self.flash
+            .submit(now, tx, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+        self.maybe_gc(now, u, 0, eq);
+    }
+
+    /// The `mapping` section of the report since `base` (cached mapping only).
+    pub fn mapping_report(&self, base: &super::Snapshot) -> Option<crate::report::MappingCache> {
+        let mc = self.mcache.as_ref()?;
+        let (m, b) = (&mc.stats, &base.map);
+        let (f, fb) = (&self.ftl.stats, &base.ftl);
+        let lookups = (m.hits + m.misses) - (b.hits + b.misses);
+        let hits = m.hits - b.hits;
+        let host = f.host_slots - fb.host_slots;
+        let map = f.map_slots - fb.map_slots;
+        Some(crate::report::MappingCache {
+            cache_bytes: self.dev.ftl.mapping_cache.map_or(0, |c| c.0),
+            cached_pages: mc.capacity() as u64,
+            translation_pages: self.ftl.translation_pages() as u64,
+            entries_per_page: self.ftl.entries_per_translation_page() as u64,
+            lookups,
+            hits,
+            hit_ratio: if lookups == 0 {
+                1.0
+            } else {
+                hits as f64 / lookups as f64
+            },
+            translation_reads: m.loads - b.loads,
+            translation_writes: map,
+            translation_gc_moves: f.map_pages_moved - fb.map_pages_moved,
+            waf_mapping: if host == 0 {
+                0.0
+            } else {
+                map as f64 / host as f64
+            },
+        })
+    }
+}

@@ -1,0 +1,169 @@
+//! The cached mapping table (`ftl.mapping_cache`, issue 14 part 1): a miss
+//! costs exactly one translation-page read, no write is lost while
+//! translation pages are evicted, written back and garbage-collected, the
+//! counters add up, and bad sizes are refused by key.
+
+mod common;
+use common::analytic_device;
+use ssdlab_core::config::{Device, DeviceFile};
+use ssdlab_core::ftl::Mapping;
+use ssdlab_core::units::{Bytes, Lpn};
+use ssdlab_core::workload::fio;
+use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
+
+/// The analytic drive of tests/sim.rs with `cache` bytes of mapping cache
+/// (`None`: the whole table in DRAM).
+fn cached(channels: u32, dies: u32, cache: Option<u64>) -> Device {
+    let mut d = analytic_device(channels, dies, "", "");
+    d.ftl.mapping_cache = cache.map(Bytes);
+    d
+}
+
+fn run(dev: Device, job: &str, pre: Precondition) -> Report {
+    let workload = fio::parse_str(job, "test.fio").unwrap();
+    let mut spec = RunSpec::new(dev, workload, "test");
+    spec.seed = 7;
+    spec.precondition = pre;
+    simulate_quiet(&spec).unwrap()
+}
+
+#[test]
+fn a_miss_adds_exactly_one_translation_page_read_at_qd1() {
+    // The analytic drive (one SLC die, tR 25 us, 4 KiB at 400 MB/s, t_cmd
+    // 100 ns; QD1 read latency 59,792 ns, see tests/sim.rs) holds 3,276
+    // units: 4 translation pages of 1,024 entries, of which one fits the
+    // cache. A read whose page is absent first reads that page: t_cmd +
+    // tR + 4 KiB over the bus = 35,340 ns more, nothing else.
+    let plain = 59_692;
+    let miss = 100 + 25_000 + 10_240;
+    let dev = cached(1, 1, Some(4096));
+    let r = run(
+        dev,
+        "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=400\n",
+        Precondition::Fill,
+    );
+    let m = r.mapping.as_ref().expect("a mapping section");
+    assert_eq!(
+        (m.translation_pages, m.cached_pages, m.entries_per_page),
+        (4, 1, 1024)
+    );
+    assert_eq!(m.lookups, 400);
+    assert!(
+        m.translation_reads > 100 && m.translation_reads < 400,
+        "{m:?}"
+    );
+    assert_eq!(m.translation_reads, m.lookups - m.hits);
+    assert_eq!(r.read.lat_ns.min, plain);
+    assert_eq!(r.read.lat_ns.max, plain + miss);
+    // Two latencies only: the mean says how many missed.
+    let mean = plain as f64 + miss as f64 * m.translation_reads as f64 / 400.0;
+    assert!(
+        (r.read.lat_ns.mean - mean).abs() < 1e-6,
+        "{} vs {mean}",
+        r.read.lat_ns.mean
+    );
+    assert_eq!(r.flash.reads, 400 + m.translation_reads);
+    // Nothing written: no translation page was written back.
+    assert_eq!(m.translation_writes, 0);
+}
+
+#[test]
+fn the_whole_table_in_dram_has_no_mapping_section_and_no_extra_reads() {
+    let all = cached(1, 1, None);
+    let job = "[r]\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=2000\n";
+    let r = run(all, job, Precondition::Fill);
+    assert!(r.mapping.is_none());
+    assert_eq!(r.flash.reads, 2000);
+    // A cache that holds every translation page: only its first loads read flash.
+    let big = cached(1, 1, Some(16384));
+    let r = run(big, job, Precondition::Fill);
+    let m = r.mapping.unwrap();
+    assert_eq!(m.translation_reads, 4);
+    assert_eq!(r.flash.reads, 2004);
+}
+
+#[test]
+fn random_writes_with_a_tiny_mapping_cache_lose_nothing() {
+    // 2 x 2 dies, 2 cached translation pages of 13: every update misses
+    // often, dirty pages are written back into translation blocks, and GC
+    // collects data and translation blocks alike.
+    let dev = cached(2, 2, Some(8192));
+    let w = fio::parse_str(
+        "[w]\nrw=randrw\nrwmixread=30\nbs=4k\niodepth=32\nnumber_ios=60000\nnorandommap\n\
+         [t]\nrw=randtrim\nbs=4k\niodepth=2\nnumber_ios=500\n",
+        "t",
+    )
+    .unwrap();
+    let mut d = System::new(dev, &w, "t", 3, Precondition::Steady).unwrap();
+    d.run(&mut |_| {}, &|| false).unwrap();
+    let r = Report::from_system(&d, "t", &[], 1.0);
+    let m = r.mapping.clone().unwrap();
+    assert!(
+        r.gc.runs > 0 && m.translation_writes > 0 && m.translation_reads > 0,
+        "{m:?}"
+    );
+    assert!(
+        m.translation_gc_moves > 0,
+        "translation blocks were collected: {m:?}"
+    );
+    assert!(m.hit_ratio > 0.0 && m.hit_ratio < 0.5, "{m:?}");
+    let drive = &d.drives[0];
+    drive.ftl.check_invariants().unwrap();
+    // Every translation page is on flash, or waiting in DRAM to be written.
+    for t in 0..drive.ftl.translation_pages() {
+        assert_ne!(
+            drive.ftl.translation_location(t),
+            Mapping::Unmapped,
+            "page {t}"
+        );
+    }
+    // Every unit is where its mapping says: trimmed, in the buffer or on flash.
+    let mut held = 0;
+    for l in 0..drive.ftl.logical_units() as u32 {
+        match drive.ftl.lookup(Lpn(l)) {
+            Mapping::InBuffer => assert!(drive.cache.holds(l), "lpn {l}"),
+            Mapping::Flash(_) => held += 1,
+            Mapping::Unmapped => {}
+        }
+    }
+    assert!(held > 0);
+    // The mapping's share of the WAF is its programmed slots over host writes.
+    assert!((m.waf_mapping - m.translation_writes as f64 / r.write.ios as f64).abs() < 1e-9);
+    assert!(r.waf > 1.0 + m.waf_mapping);
+}
+
+#[test]
+fn a_mapping_cache_smaller_than_a_translation_page_is_refused() {
+    let text = format!(
+        "{}\n",
+        common::SMALL_SLC.replace("[ftl]\n", "[ftl]\nmapping_cache = \"2KiB\"\n")
+    );
+    let e = DeviceFile::from_toml_str(&text, "small.toml")
+        .unwrap()
+        .resolve("small.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ftl.mapping_cache") && e.contains("smaller than one translation page"),
+        "{e}"
+    );
+    for bad in ["\"lots\"", "\"-1MiB\"", "16"] {
+        let text = common::SMALL_SLC.replace("[ftl]\n", &format!("[ftl]\nmapping_cache = {bad}\n"));
+        let e = DeviceFile::from_toml_str(&text, "small.toml")
+            .map_err(|e| e.to_string())
+            .and_then(|f| f.resolve("small.toml").map_err(|e| e.to_string()))
+            .unwrap_err();
+        assert!(e.contains("mapping_cache"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn dftls_finding_holds_in_validate() {
+    let checks =
+        ssdlab_core::validate::run_all(Some(ssdlab_core::validate::dftl::DFTL), &mut |_| {})
+            .unwrap();
+    assert_eq!(checks.len(), 5);
+    for c in &checks {
+        assert!(c.pass, "{}: {} vs {}", c.metric, c.simulated, c.reference);
+    }
+}
