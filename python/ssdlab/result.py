@@ -13,7 +13,7 @@ from ._flat import direction_metrics, flatten, run_metrics
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache"]
+__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache", "Wear"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,24 @@ class Slc:
     room_bytes: int = 0
     #: Bytes held in SLC at the end of each ``sample_interval`` window.
     occupancy_series_bytes: List[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Wear:
+    """Wear at the end of the run: the blocks' erase counts (preconditioning
+    included), the wear-levelling index (mean / max), the rated endurance,
+    the life the most worn block has used, and the host bytes the drive
+    takes before its mean block reaches its endurance at this run's WAF."""
+
+    erase_min: int = 0
+    erase_max: int = 0
+    erase_mean: float = 0.0
+    erase_std: float = 0.0
+    wl_index: float = 1.0
+    endurance: int = 0
+    life_used: float = 0.0
+    tbw_bytes: float = 0.0
+    static_wl_runs: int = 0
 
 
 @dataclass(frozen=True)
@@ -246,6 +264,8 @@ class Result:
         #: The SLC write cache's counters (:class:`Slc`), or None for a
         #: device without one.
         self.slc: Optional[Slc] = _pick(Slc, r["slc"]) if r.get("slc") else None
+        #: Wear (:class:`Wear`): erase counts and life.
+        self.wear: Wear = _pick(Wear, r.get("wear", {}) or {})
         #: The cached mapping table (:class:`MappingCache`), or None when the
         #: whole mapping is in DRAM (``ftl.mapping_cache = "all"``).
         self.mapping: Optional[MappingCache] = _pick(MappingCache, r["mapping"]) if r.get("mapping") else None
@@ -483,6 +503,12 @@ class Result:
         lines.append(
             f"  WAF: {self.waf:.3f}   GC: {self.gc.runs} runs, {self.gc.pages_moved} pages moved, "
             f"{self.gc.blocks_erased} blocks erased"
+        )
+        w = self.wear
+        life = f"{w.tbw_bytes / 1e12:.1f} TB writable at this WAF" if w.tbw_bytes > 0 else "no writes to estimate life from"
+        lines.append(
+            f"  Wear: erases per block min {w.erase_min} / mean {w.erase_mean:.2f} / max {w.erase_max} "
+            f"(std {w.erase_std:.2f}, WL index {w.wl_index:.2f}); {w.life_used * 100:.2f}% of {w.endurance} P/E used; {life}"
         )
         if self.mapping is not None:
             m = self.mapping

@@ -353,6 +353,22 @@ def test_mapping_cache_counters_and_columns_from_python():
         Device.preset("pm9a3-960g").with_(ftl__mapping_cache="1KiB")
 
 
+def test_wear_section_from_python():
+    # Random writes on a filled, shrunk PM9A3 (TLC: 3,000 rated cycles):
+    # the erase counts and the life they imply, as attributes and columns.
+    dev = Device.preset("pm9a3-960g").with_(nand__channels=1, nand__blocks_per_plane=256, ftl__wear_leveling="static")
+    job = Job.from_fio_text("[w]\nrw=randwrite\nbs=4k\niodepth=16\nio_size=1g\nnorandommap\n")
+    r = ssdlab.run(dev, job)
+    w = r.wear
+    assert isinstance(w, ssdlab.Wear)
+    assert w.endurance == 3000 and w.erase_min <= w.erase_mean <= w.erase_max and w.erase_max > 0
+    assert w.tbw_bytes == pytest.approx(3000 * r.raw_bytes / r.waf, rel=1e-9)
+    assert r.metrics()["wear_wl_index"] == w.wl_index
+    assert "Wear: erases per block" in r.summary()
+    with pytest.raises(ssdlab.ConfigError, match="wear_leveling"):
+        Device.preset("pm9a3-960g").with_(ftl__wear_leveling="often")
+
+
 def test_buffered_io_through_the_page_cache_from_python():
     # A 4 KiB QD1 sequential read with direct=0 goes through the host page
     # cache: readahead sends fewer, larger reads; the second pass never

@@ -67,7 +67,9 @@ pub use crate::device::backend::config::{Backend, BackendFile};
 pub use crate::device::cache::config::{CacheConfig, CacheFile, CachePolicy, DramFile};
 pub use crate::device::firmware::config::{FirmwareConfig, FirmwareFile};
 pub use crate::device::flash::config::{ExecutionModel, FlashConfig, FlashFile, OpKind};
-pub use crate::device::ftl::config::{FtlConfig, FtlFile, GcPolicy, SlcWhenFull, StripeDim};
+pub use crate::device::ftl::config::{
+    FtlConfig, FtlFile, GcPolicy, SlcWhenFull, StripeDim, WearLeveling,
+};
 pub use crate::device::nand::config::{CellType, NandConfig, NandFile};
 pub use crate::device::nvme::config::{Arbitration, NvmeConfig, NvmeFile};
 pub use crate::fabric::pcie::config::{PcieConfig, PcieFile};

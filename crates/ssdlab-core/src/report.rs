@@ -146,6 +146,61 @@ impl MappingCache {
     }
 }
 
+/// Wear at the end of the run: the blocks' erase counts (preconditioning
+/// included), and what they say about the drive's life.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct Wear {
+    /// Least, most and mean erases of a block, and their standard deviation.
+    pub erase_min: u32,
+    /// Most erases of a block.
+    pub erase_max: u32,
+    /// Mean erases per block.
+    pub erase_mean: f64,
+    /// Standard deviation of the erase counts.
+    pub erase_std: f64,
+    /// Wear-levelling index: mean / max erases (1 = perfectly level; 1 when
+    /// nothing was erased).
+    pub wl_index: f64,
+    /// Rated program/erase cycles per block (`nand.endurance`).
+    pub endurance: u32,
+    /// Most erases of a block / endurance: the life the most worn block has used.
+    pub life_used: f64,
+    /// Host bytes the drive takes before its mean block reaches
+    /// `endurance`, at the measured window's write amplification:
+    /// endurance × raw bytes / WAF (0 when the window wrote nothing).
+    pub tbw_bytes: f64,
+    /// GC victims chosen by static wear levelling in the window.
+    pub static_wl_runs: u64,
+}
+
+impl Wear {
+    /// The wear of one drive: its FTL's erase counts and `waf` (the window's).
+    pub(crate) fn of(
+        ftl: &crate::ftl::Ftl,
+        endurance: u32,
+        raw_bytes: u64,
+        waf: f64,
+        static_wl_runs: u64,
+    ) -> Wear {
+        let (min, max, mean, std) = ftl.erase_distribution();
+        Wear {
+            erase_min: min,
+            erase_max: max,
+            erase_mean: mean,
+            erase_std: std,
+            wl_index: if max == 0 { 1.0 } else { mean / max as f64 },
+            endurance,
+            life_used: max as f64 / endurance.max(1) as f64,
+            tbw_bytes: if waf > 0.0 && waf.is_finite() {
+                endurance as f64 * raw_bytes as f64 / waf
+            } else {
+                0.0
+            },
+            static_wl_runs,
+        }
+    }
+}
+
 /// Flash operation counts.
 #[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct Flash {
@@ -257,6 +312,8 @@ pub struct Report {
     /// Cached mapping table, when the device caches it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<MappingCache>,
+    /// Wear: erase counts and life.
+    pub wear: Wear,
     /// Flash operations.
     pub flash: Flash,
     /// Utilisation.
@@ -747,6 +804,13 @@ impl Report {
             },
             slc: drive.slc_report(base),
             mapping: drive.mapping_report(base),
+            wear: Wear::of(
+                &drive.ftl,
+                dev.nand.endurance,
+                dev.nand.raw_bytes(),
+                if host == 0 { 0.0 } else { waf },
+                now.ftl.static_wl_runs - base.ftl.static_wl_runs,
+            ),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
@@ -908,6 +972,20 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.mapping.as_ref())
                 .fold(None, MappingCache::add),
+            // Over the drives: the extremes, the mean of the means, the
+            // largest spread; the life is the most worn drive's, the bytes
+            // the drives take together.
+            wear: Wear {
+                erase_min: per.iter().map(|p| p.wear.erase_min).min().unwrap_or(0),
+                erase_max: per.iter().map(|p| p.wear.erase_max).max().unwrap_or(0),
+                erase_mean: per.iter().map(|p| p.wear.erase_mean).sum::<f64>() / n,
+                erase_std: per.iter().map(|p| p.wear.erase_std).fold(0.0, f64::max),
+                wl_index: per.iter().map(|p| p.wear.wl_index).fold(1.0, f64::min),
+                endurance: per.iter().map(|p| p.wear.endurance).min().unwrap_or(0),
+                life_used: per.iter().map(|p| p.wear.life_used).fold(0.0, f64::max),
+                tbw_bytes: per.iter().map(|p| p.wear.tbw_bytes).sum(),
+                static_wl_runs: per.iter().map(|p| p.wear.static_wl_runs).sum(),
+            },
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
                 programs: per.iter().map(|p| p.flash.programs).sum(),
@@ -1125,6 +1203,25 @@ impl Report {
                 s,
                 "  GC reserve: {:.2} free blocks per parallel unit when a block is opened",
                 self.gc.mean_free_blocks
+            );
+        }
+        {
+            let w = &self.wear;
+            let life = if w.tbw_bytes > 0.0 {
+                format!("{:.1} TB writable at this WAF", w.tbw_bytes / 1e12)
+            } else {
+                "no writes to estimate life from".into()
+            };
+            let _ = writeln!(
+                s,
+                "  Wear: erases per block min {} / mean {:.2} / max {} (std {:.2}, WL index {:.2}); {:.2}% of {} P/E used; {life}",
+                w.erase_min,
+                w.erase_mean,
+                w.erase_max,
+                w.erase_std,
+                w.wl_index,
+                w.life_used * 100.0,
+                w.endurance,
             );
         }
         if let Some(m) = &self.mapping {

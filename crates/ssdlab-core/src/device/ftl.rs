@@ -19,7 +19,7 @@ pub mod mapcache;
 mod slc;
 mod translation;
 
-use crate::config::{FtlConfig, GcPolicy, StripeDim};
+use crate::config::{FtlConfig, GcPolicy, StripeDim, WearLeveling};
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};
 use map::{SeqFill, Table, UNMAPPED};
@@ -92,6 +92,8 @@ pub struct FtlStats {
     pub map_slots: u64,
     /// Translation pages relocated by GC.
     pub map_pages_moved: u64,
+    /// Victims chosen by static wear levelling (cold blocks collected).
+    pub static_wl_runs: u64,
 }
 
 impl FtlStats {
@@ -397,7 +399,24 @@ impl Ftl {
                         self.close_seq[bid] = self.seq;
                     }
                 }
-                let b = u.free.pop_front()?;
+                let b = if self.cfg.wear_leveling == WearLeveling::None {
+                    u.free.pop_front()?
+                } else {
+                    // Dynamic wear levelling: the least-worn free block (the
+                    // first of them in erase order).
+                    let base = (unit * self.geo.blocks_per_unit) as usize;
+                    let mut best: Option<(u32, usize)> = None;
+                    for (i, &b) in u.free.iter().enumerate() {
+                        let e = self.erase_count[base + b as usize];
+                        if best.is_none_or(|(be, _)| e < be) {
+                            best = Some((e, i));
+                            if e == 0 {
+                                break;
+                            }
+                        }
+                    }
+                    u.free.remove(best?.1)?
+                };
                 self.stats.blocks_opened += 1;
                 self.stats.free_at_open += u.free.len() as u64;
                 let bid = (unit * self.geo.blocks_per_unit + b) as usize;
@@ -458,6 +477,16 @@ impl Ftl {
         let lo = (unit * bpu) as usize;
         let hi = lo + bpu as usize;
         let spb = self.geo.slots_per_block;
+        // At most one victim in 8 is chosen for wear, so moving cold data
+        // cannot take over the drive's GC bandwidth.
+        if self.cfg.wear_leveling == WearLeveling::Static && self.stats.gc_runs.is_multiple_of(8) {
+            if let Some(b) = self.static_wl_victim(lo, hi) {
+                self.state[b] = BlockState::Victim;
+                self.stats.gc_runs += 1;
+                self.stats.static_wl_runs += 1;
+                return Some(b as u32);
+            }
+        }
         let pick = match self.cfg.gc_policy {
             GcPolicy::Greedy => {
                 let mut best: Option<(u32, usize)> = None;
@@ -535,6 +564,34 @@ impl Ftl {
         self.state[pick] = BlockState::Victim;
         self.stats.gc_runs += 1;
         Some(pick as u32)
+    }
+
+    /// Static wear levelling on blocks `lo..hi` (one unit): when the most
+    /// worn block has been erased more than `static_wl_threshold` times
+    /// more than the least-worn full block, that full block (the oldest of
+    /// them: cold data) is the victim.
+    fn static_wl_victim(&self, lo: usize, hi: usize) -> Option<usize> {
+        let max = self.erase_count[lo..hi].iter().copied().max()?;
+        let (e, _, b) = (lo..hi)
+            .filter(|&b| self.state[b] == BlockState::Closed)
+            .map(|b| (self.erase_count[b], self.close_seq[b], b))
+            .min()?;
+        (max - e > self.cfg.static_wl_threshold).then_some(b)
+    }
+
+    /// Erase counts of every block: (min, max, mean, standard deviation).
+    pub fn erase_distribution(&self) -> (u32, u32, f64, f64) {
+        let n = self.erase_count.len().max(1) as f64;
+        let (mut min, mut max, mut sum, mut sq) = (u32::MAX, 0u32, 0f64, 0f64);
+        for &e in &self.erase_count {
+            min = min.min(e);
+            max = max.max(e);
+            sum += e as f64;
+            sq += e as f64 * e as f64;
+        }
+        let mean = sum / n;
+        let var = (sq / n - mean * mean).max(0.0);
+        (if min == u32::MAX { 0 } else { min }, max, mean, var.sqrt())
     }
 
     /// Valid (slot, lpn) pairs of a block, in slot order.

@@ -90,5 +90,6 @@ pub(crate) fn ramdisk_nand(capacity: Bytes) -> NandFile {
         t_resume: "20us".into(),
         t_read_slc: None,
         t_prog_slc: None,
+        endurance: None,
     }
 }

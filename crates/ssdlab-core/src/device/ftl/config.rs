@@ -57,6 +57,23 @@ pub struct FtlFile {
     /// pages of one mapping unit, loaded from flash on demand (DFTL-style).
     #[serde(default = "d_mapping_cache")]
     pub mapping_cache: String,
+    /// `none`: free blocks are used in the order they were erased;
+    /// `dynamic`: the least-worn free block is opened next; `static`: that,
+    /// and when a unit's erase counts spread by more than
+    /// `static_wl_threshold`, GC collects its least-worn full block (cold
+    /// data) so the block rejoins the cycle.
+    #[serde(default = "d_wl")]
+    pub wear_leveling: String,
+    /// Erase-count spread (most worn block minus least worn full block, per
+    /// unit) that triggers static wear levelling.
+    #[serde(default = "d_wl_thr")]
+    pub static_wl_threshold: u32,
+}
+fn d_wl() -> String {
+    d_str("none")
+}
+fn d_wl_thr() -> u32 {
+    64
 }
 fn d_mapping_cache() -> String {
     d_str("all")
@@ -111,6 +128,8 @@ impl Default for FtlFile {
             slc_when_full: d_slc_full(),
             slc_fold_idle: d_slc_idle(),
             mapping_cache: d_mapping_cache(),
+            wear_leveling: d_wl(),
+            static_wl_threshold: d_wl_thr(),
         }
     }
 }
@@ -123,6 +142,18 @@ pub enum SlcWhenFull {
     Direct,
     /// Wait for folding to free SLC blocks.
     Fold,
+}
+
+/// Wear levelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WearLeveling {
+    /// Free blocks in erase order.
+    None,
+    /// The least-worn free block first.
+    Dynamic,
+    /// Dynamic, and cold full blocks collected when the spread passes a threshold.
+    Static,
 }
 
 /// GC victim selection policy.
@@ -185,6 +216,10 @@ pub struct FtlConfig {
     /// Mapping-table DRAM: `None` holds the whole L2P; else this many
     /// bytes of translation pages are cached.
     pub mapping_cache: Option<Bytes>,
+    /// Wear levelling.
+    pub wear_leveling: WearLeveling,
+    /// Erase-count spread that triggers static wear levelling.
+    pub static_wl_threshold: u32,
 }
 
 impl FtlConfig {
@@ -296,7 +331,24 @@ impl FtlFile {
                 Some(b)
             }
         };
+        let wear_leveling = match ff.wear_leveling.as_str() {
+            "none" => WearLeveling::None,
+            "dynamic" => WearLeveling::Dynamic,
+            "static" => WearLeveling::Static,
+            o => {
+                c.push(
+                    "ftl.wear_leveling",
+                    format!(
+                        "'{o}' is not a wear-levelling policy (expected none, dynamic or static)"
+                    ),
+                );
+                WearLeveling::None
+            }
+        };
+        c.positive("ftl.static_wl_threshold", ff.static_wl_threshold);
         FtlConfig {
+            wear_leveling,
+            static_wl_threshold: ff.static_wl_threshold,
             mapping_cache,
             slc_static: c.bytes("ftl.slc_static", &ff.slc_static),
             slc_dynamic: c.bytes("ftl.slc_dynamic", &ff.slc_dynamic),

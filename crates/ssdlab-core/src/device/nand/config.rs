@@ -69,6 +69,11 @@ pub struct NandFile {
     /// with multi-plane), needed with an SLC cache.
     #[serde(default)]
     pub t_prog_slc: Option<String>,
+    /// Rated program/erase cycles per block (default by cell type: SLC
+    /// 100,000, MLC 10,000, TLC 3,000, QLC 1,000): the wear report's life
+    /// and written-bytes estimate.
+    #[serde(default)]
+    pub endurance: Option<u32>,
 }
 fn d_true() -> bool {
     true
@@ -149,6 +154,8 @@ pub struct NandConfig {
     pub t_read_slc: Option<Time>,
     /// SLC-mode page program (SLC cache).
     pub t_prog_slc: Option<Time>,
+    /// Rated program/erase cycles per block.
+    pub endurance: u32,
 }
 
 /// Smallest NAND page accepted (small-block SLC: 512 B).
@@ -378,6 +385,21 @@ impl NandFile {
                 .t_prog_slc
                 .as_deref()
                 .map(|s| c.time("nand.t_prog_slc", s)),
+            endurance: match nf.endurance {
+                Some(0) => {
+                    c.push("nand.endurance", "must be at least 1 program/erase cycle");
+                    1
+                }
+                Some(e) => e,
+                // Typical rated endurance by cell type (assumptions, see
+                // docs/models/ftl.md, "Wear").
+                None => match cell {
+                    CellType::Slc => 100_000,
+                    CellType::Mlc => 10_000,
+                    CellType::Tlc => 3_000,
+                    CellType::Qlc => 1_000,
+                },
+            },
         }
     }
 }

@@ -1,0 +1,105 @@
+//! Wear (issue 14, part 6): erase-count distribution and life in the
+//! report, dynamic and static wear levelling, and bad input refused by key.
+
+mod common;
+use ssdlab_core::config::{Device, DeviceFile, WearLeveling};
+use ssdlab_core::workload::fio;
+use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
+
+fn small(wl: WearLeveling) -> Device {
+    let mut d = common::small_slc();
+    d.ftl.wear_leveling = wl;
+    d.ftl.static_wl_threshold = 8;
+    d
+}
+
+/// Skewed random writes (90 % to 10 % of the space) for `drive_writes`
+/// passes over the small drive (40 MiB exported), from a filled drive.
+fn skewed(dev: Device, drive_writes: u64) -> (Report, System) {
+    let bytes = dev.capacity_bytes() * drive_writes;
+    let w = fio::parse_str(
+        &format!(
+            "[w]\nrw=randwrite\nbs=4k\niodepth=16\nio_size={bytes}\n\
+             random_distribution=zoned:90/10:10/90\n"
+        ),
+        "w",
+    )
+    .unwrap();
+    let mut s = System::new(dev, &w, "w", 5, Precondition::Fill).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    let r = Report::from_system(&s, "w", &[], 1.0);
+    (r, s)
+}
+
+#[test]
+fn the_report_gives_the_erase_counts_and_the_life_they_imply() {
+    let (r, s) = skewed(small(WearLeveling::None), 4);
+    let w = &r.wear;
+    let (max, mean) = s.drives[0].ftl.wear();
+    assert_eq!(w.erase_max, max);
+    assert!((w.erase_mean - mean).abs() < 1e-9);
+    assert!(w.erase_min <= w.erase_max && w.erase_max > 0 && w.erase_std > 0.0);
+    assert!((w.wl_index - mean / max as f64).abs() < 1e-12);
+    // SLC's default rated endurance, and the bytes it allows at this WAF.
+    assert_eq!(w.endurance, 100_000);
+    assert!((w.life_used - max as f64 / 1e5).abs() < 1e-12);
+    let raw = s.drives[0].dev.nand.raw_bytes() as f64;
+    assert!((w.tbw_bytes - 1e5 * raw / r.waf).abs() / w.tbw_bytes < 1e-12);
+    // A window that writes nothing gives no estimate.
+    let job = fio::parse_str("[r]\nrw=randread\nbs=4k\nnumber_ios=100\n", "r").unwrap();
+    let r = simulate_quiet(&RunSpec::new(common::small_slc(), job, "r")).unwrap();
+    assert_eq!(r.wear.tbw_bytes, 0.0);
+    assert_eq!((r.wear.erase_max, r.wear.wl_index), (0, 1.0));
+}
+
+#[test]
+fn wear_levelling_narrows_the_erase_spread_under_skewed_writes() {
+    let (none, _) = skewed(small(WearLeveling::None), 12);
+    let (dynamic, _) = skewed(small(WearLeveling::Dynamic), 12);
+    let (stat, _) = skewed(small(WearLeveling::Static), 12);
+    let spread = |r: &Report| r.wear.erase_max - r.wear.erase_min;
+    eprintln!(
+        "spread none {} dynamic {} static {}; std {:.2} {:.2} {:.2}; waf {:.3} {:.3} {:.3}; static runs {}",
+        spread(&none),
+        spread(&dynamic),
+        spread(&stat),
+        none.wear.erase_std,
+        dynamic.wear.erase_std,
+        stat.wear.erase_std,
+        none.waf,
+        dynamic.waf,
+        stat.waf,
+        stat.wear.static_wl_runs
+    );
+    assert_eq!(none.wear.static_wl_runs, 0);
+    assert!(stat.wear.static_wl_runs > 0);
+    assert!(dynamic.wear.erase_std <= none.wear.erase_std);
+    assert!(stat.wear.erase_std < none.wear.erase_std);
+    assert!(spread(&stat) < spread(&none));
+    assert!(stat.wear.wl_index > none.wear.wl_index);
+}
+
+#[test]
+fn bad_wear_settings_are_refused_by_key() {
+    for (section, line, key) in [
+        (
+            "[ftl]\n",
+            "wear_leveling = \"sometimes\"\n",
+            "ftl.wear_leveling",
+        ),
+        (
+            "[ftl]\n",
+            "static_wl_threshold = 0\n",
+            "ftl.static_wl_threshold",
+        ),
+        ("[nand]\n", "endurance = 0\n", "nand.endurance"),
+    ] {
+        let text = common::SMALL_SLC.replace(section, &format!("{section}{line}"));
+        let e = DeviceFile::from_toml_str(&text, "small.toml")
+            .unwrap()
+            .resolve("small.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{line}: {e}");
+    }
+}
