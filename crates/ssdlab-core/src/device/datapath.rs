@@ -349,24 +349,9 @@ impl Drive {
                 Mapping::Unmapped => {}
                 Mapping::InBuffer => self.act.dram_bytes += self.unit_bytes,
                 Mapping::Flash(p) => {
-                    let a = self.geo.decode(p);
-                    let t = Txn {
-                        kind: OpKind::Read,
-                        die: self.geo.die_of_unit(a.unit),
-                        t_array: self
-                            .timings
-                            .read_in(self.ftl.is_slc(p), self.geo.page_type(a.page)),
-                        bytes: self.unit_bytes,
-                        owner: (TAG_RMW << TAG_SHIFT) | cmd as u64,
-                        slc: false,
-                    };
                     self.ftl.stats.rmw_flash_reads += 1;
-                    self.act.nand_read_pages += 1;
-                    self.act.nand_bus_bytes += t.bytes;
                     reads += 1;
-                    let d = self.index;
-                    self.flash
-                        .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+                    self.read_unit(now, p, (TAG_RMW << TAG_SHIFT) | cmd as u64, eq);
                 }
             }
         }
@@ -424,6 +409,27 @@ impl Drive {
         }
         self.try_flush(now, eq);
         self.complete(now, cmd, eq, fabric);
+    }
+
+    /// One flash read of the single unit at `p` for `owner` (a
+    /// read-modify-write's old data, a translation page).
+    pub(super) fn read_unit(&mut self, now: Time, p: Ppa, owner: u64, eq: &mut EventQueue<Event>) {
+        let a = self.geo.decode(p);
+        let t = Txn {
+            kind: OpKind::Read,
+            die: self.geo.die_of_unit(a.unit),
+            t_array: self
+                .timings
+                .read_in(self.ftl.is_slc(p), self.geo.page_type(a.page)),
+            bytes: self.unit_bytes,
+            owner,
+            slc: false,
+        };
+        self.act.nand_read_pages += 1;
+        self.act.nand_bus_bytes += t.bytes;
+        let d = self.index;
+        self.flash
+            .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
     }
 
     /// Completion stage, CQE post and interrupt for a command whose data is

@@ -82,23 +82,8 @@ impl Drive {
     fn load_translation(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
         match self.ftl.translation_location(t) {
             Mapping::Flash(p) => {
-                let a = self.geo.decode(p);
-                let tx = Txn {
-                    kind: OpKind::Read,
-                    die: self.geo.die_of_unit(a.unit),
-                    t_array: self
-                        .timings
-                        .read_in(self.ftl.is_slc(p), self.geo.page_type(a.page)),
-                    bytes: self.unit_bytes,
-                    owner: (TAG_MAPREAD << TAG_SHIFT) | t as u64,
-                    slc: false,
-                };
                 self.fw.issue_flash_command(now);
-                self.act.nand_read_pages += 1;
-                self.act.nand_bus_bytes += self.unit_bytes;
-                let d = self.index;
-                self.flash
-                    .submit(now, tx, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+                self.read_unit(now, p, (TAG_MAPREAD << TAG_SHIFT) | t as u64, eq);
             }
             Mapping::Unmapped | Mapping::InBuffer => {
                 let waiters = self.translation_in(t, false);
