@@ -40,26 +40,31 @@ def greedy_waf(a: float, np_: int) -> float:
     return lru_waf(k * a) / k
 
 
+def measure(op: str):
+    """One point: (op, a_eff, simulated WAF, analytic WAF, error %)."""
+    d = ssdlab.Device.preset("pm9a3-960g").with_({
+        "nand.channels": 1, "nand.chips_per_channel": 1, "nand.dies_per_chip": 1,
+        "nand.blocks_per_plane": BLOCKS, "nand.pages_per_block": 96,
+        "cache.write_buffer": "1MiB", "ftl.gc_policy": "greedy", "ftl.over_provisioning": op,
+    })
+    user = d.capacity_bytes // 4096
+    job = ssdlab.Job("w", rw="randwrite", bs="4k", iodepth=32, norandommap=1, io_size=user * 4096)
+    r = ssdlab.run(d, job, precondition="steady")
+    alpha = (BLOCKS - r.gc.mean_free_blocks) * NP / (user - BUFFER_UNITS)
+    ref = greedy_waf(alpha, NP)
+    return (op, alpha, r.waf, ref, (r.waf - ref) / ref * 100.0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="desnoyers_waf", help="output directory")
     a = ap.parse_args()
 
-    device = ssdlab.Device.preset("pm9a3-960g").with_({
-        "nand.channels": 1, "nand.chips_per_channel": 1, "nand.dies_per_chip": 1,
-        "nand.blocks_per_plane": BLOCKS, "nand.pages_per_block": 96,
-        "cache.write_buffer": "1MiB", "ftl.gc_policy": "greedy",
-    })
     rows = []
     for op in OPS:
-        d = device.with_({"ftl.over_provisioning": op})
-        user = d.capacity_bytes // 4096
-        job = ssdlab.Job("w", rw="randwrite", bs="4k", iodepth=32, norandommap=1, io_size=user * 4096)
-        r = ssdlab.run(d, job, precondition="steady")
-        alpha = (BLOCKS - r.gc.mean_free_blocks) * NP / (user - BUFFER_UNITS)
-        ref = greedy_waf(alpha, NP)
-        rows.append((op, alpha, r.waf, ref, (r.waf - ref) / ref * 100.0))
-        print(f"OP {op:>4}  a_eff {alpha:.4f}  simulated {r.waf:6.3f}  analytic {ref:6.3f}  {rows[-1][-1]:+5.1f} %")
+        rows.append(measure(op))
+        print(f"OP {op:>4}  a_eff {rows[-1][1]:.4f}  simulated {rows[-1][2]:6.3f}  analytic {rows[-1][3]:6.3f}  "
+              f"{rows[-1][4]:+5.1f} %")
 
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "waf.csv"), "w") as f:

@@ -49,3 +49,13 @@ def test_seed002_dd_sweep_grows_with_transfer_size():
     assert bread[4] > 5 * read[4], (bread, read)
     assert bread[8192] < 0.5 * read[8192], (bread, read)
     assert bwrite[8192] < write[8192], (bwrite, write)
+
+
+def test_desnoyers_waf_point_matches_the_analytic_model():
+    dw = _load("desnoyers_waf")
+    # The model itself: the paper's figures for large blocks.
+    assert abs(dw.lru_waf(1.07) - 7.8) < 0.1 and abs(dw.lru_waf(1.28) - 2.48) < 0.01
+    op, alpha, sim, ref, err = dw.measure("28%")
+    assert 1.26 < alpha < 1.28
+    assert abs(err) < 5.0, (sim, ref)
+
