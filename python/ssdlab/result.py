@@ -118,6 +118,7 @@ class Wear:
     life_used: float = 0.0
     tbw_bytes: float = 0.0
     static_wl_runs: int = 0
+    bad_blocks: int = 0
 
 
 @dataclass(frozen=True)

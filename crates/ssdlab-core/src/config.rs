@@ -505,18 +505,28 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     }
     let units = n.total_dies() as u64 * (n.planes_per_die / planes_per_unit) as u64;
     let blocks_total = units * n.blocks_per_plane as u64;
-    let reserve = (f.gc_threshold as u64 + 2) * units;
     let logical = logical_units(n, f);
     if logical == 0 {
         c.push("ftl.over_provisioning", "leaves no logical capacity");
     }
     let block_slots = planes_per_unit as u64 * n.pages_per_block as u64 * slots_per_page;
+    // Factory bad blocks and a cached mapping's translation blocks (with
+    // one open block of them per unit) come out of the spare too.
+    let bad =
+        units * crate::ftl::factory_bad_per_unit(n.blocks_per_plane, n.factory_bad_blocks) as u64;
+    let translation = if f.mapping_cache.is_some() {
+        let pages = logical.div_ceil(f.entries_per_translation_page() as u64);
+        pages.div_ceil(block_slots.max(1)) + units
+    } else {
+        0
+    };
+    let reserve = (f.gc_threshold as u64 + 2) * units + bad + translation;
     let needed_blocks = logical.div_ceil(block_slots.max(1)) + reserve;
     if needed_blocks > blocks_total {
         c.push(
             "ftl.over_provisioning",
             format!(
-                "{:.1}% spare leaves too few free blocks: the exported capacity needs {} blocks plus {} kept free for GC (gc_threshold + 2 per unit), but the drive has {}",
+                "{:.1}% spare leaves too few free blocks: the exported capacity needs {} blocks plus {} kept free for GC (gc_threshold + 2 per unit), factory bad blocks and translation pages, but the drive has {}",
                 f.over_provisioning * 100.0,
                 needed_blocks - reserve,
                 reserve,

@@ -171,6 +171,8 @@ pub struct Wear {
     pub tbw_bytes: f64,
     /// GC victims chosen by static wear levelling in the window.
     pub static_wl_runs: u64,
+    /// Blocks found bad at the factory (`nand.factory_bad_blocks`).
+    pub bad_blocks: u64,
 }
 
 impl Wear {
@@ -197,6 +199,7 @@ impl Wear {
                 0.0
             },
             static_wl_runs,
+            bad_blocks: ftl.bad_blocks(),
         }
     }
 }
@@ -985,6 +988,7 @@ impl Report {
                 life_used: per.iter().map(|p| p.wear.life_used).fold(0.0, f64::max),
                 tbw_bytes: per.iter().map(|p| p.wear.tbw_bytes).sum(),
                 static_wl_runs: per.iter().map(|p| p.wear.static_wl_runs).sum(),
+                bad_blocks: per.iter().map(|p| p.wear.bad_blocks).sum(),
             },
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
@@ -1207,6 +1211,11 @@ impl Report {
         }
         {
             let w = &self.wear;
+            let bad = if w.bad_blocks > 0 {
+                format!(", {} factory bad blocks", w.bad_blocks)
+            } else {
+                String::new()
+            };
             let life = if w.tbw_bytes > 0.0 {
                 format!("{:.1} TB writable at this WAF", w.tbw_bytes / 1e12)
             } else {
@@ -1214,7 +1223,7 @@ impl Report {
             };
             let _ = writeln!(
                 s,
-                "  Wear: erases per block min {} / mean {:.2} / max {} (std {:.2}, WL index {:.2}); {:.2}% of {} P/E used; {life}",
+                "  Wear: erases per block min {} / mean {:.2} / max {} (std {:.2}, WL index {:.2}); {:.2}% of {} P/E used; {life}{bad}",
                 w.erase_min,
                 w.erase_mean,
                 w.erase_max,

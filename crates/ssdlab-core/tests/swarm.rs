@@ -47,6 +47,7 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     let wl = ["none", "dynamic", "static"][rng.gen_range(0..3)];
     let wbuf = ["64KiB", "256KiB", "1MiB"][rng.gen_range(0..3)];
     let plp = rng.gen_bool(0.5);
+    let bad = [0, 0, 2, 5][rng.gen_range(0..4)];
     let mapping = match rng.gen_range(0..3) {
         0 => "all".to_string(),
         1 => "4KiB".to_string(),
@@ -82,11 +83,12 @@ t_read = {t_read}
 t_prog = {t_prog}
 t_erase = "2ms"
 bus_bandwidth = "400MB/s"
+factory_bad_blocks = "{bad}%"
 "#
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}"
+         OP {op}%, {bad}% bad blocks, GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}"
     );
     (text, summary)
 }

@@ -103,3 +103,47 @@ fn bad_wear_settings_are_refused_by_key() {
         assert!(e.contains(key), "{line}: {e}");
     }
 }
+
+#[test]
+fn factory_bad_blocks_are_never_used_and_come_out_of_the_spare() {
+    // 5 % of the small drive's 64 blocks per unit: 3 per unit, 12 in all,
+    // never written; everything written still lands somewhere valid.
+    let (r, s) = skewed(
+        {
+            let text =
+                common::SMALL_SLC.replace("[nand]\n", "[nand]\nfactory_bad_blocks = \"5%\"\n");
+            common::device(&text, "small")
+        },
+        3,
+    );
+    assert_eq!(r.wear.bad_blocks, 12);
+    s.drives[0].ftl.check_invariants().unwrap();
+    // The mean is over the 244 usable blocks (every erase of the run: a
+    // filled drive had none before).
+    let erases = r.wear.erase_mean * (256 - 12) as f64;
+    assert!(
+        (erases - r.gc.blocks_erased as f64).abs() < 1e-6,
+        "{erases} vs {}",
+        r.gc.blocks_erased
+    );
+    let geo = &s.drives[0].geo;
+    assert_eq!(geo.bad_per_unit, 3);
+    // The same drive without them has 12 more blocks of spare: lower WAF.
+    let (clean, _) = skewed(common::small_slc(), 3);
+    assert!(clean.waf < r.waf, "{} vs {}", clean.waf, r.waf);
+    // Too many bad blocks for the spare is refused, naming the key.
+    let text = common::SMALL_SLC.replace("[nand]\n", "[nand]\nfactory_bad_blocks = \"20%\"\n");
+    let e = DeviceFile::from_toml_str(&text, "small.toml")
+        .unwrap()
+        .resolve("small.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("factory bad blocks"), "{e}");
+    let text = common::SMALL_SLC.replace("[nand]\n", "[nand]\nfactory_bad_blocks = \"60%\"\n");
+    let e = DeviceFile::from_toml_str(&text, "small.toml")
+        .unwrap()
+        .resolve("small.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nand.factory_bad_blocks"), "{e}");
+}

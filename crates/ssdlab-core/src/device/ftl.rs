@@ -49,6 +49,14 @@ enum BlockState {
     Victim,
     /// A full block in SLC mode: folding collects it, GC does not.
     SlcClosed,
+    /// Found bad at the factory: never used.
+    Bad,
+}
+
+/// Factory bad blocks of a unit of `blocks` for a `share` of them (rounded
+/// to the nearest block).
+pub fn factory_bad_per_unit(blocks: u32, share: f64) -> u32 {
+    (blocks as f64 * share).round() as u32
 }
 
 /// FTL counters (mapping-unit slots).
@@ -214,8 +222,41 @@ impl Ftl {
             geo,
             cfg,
         };
+        f.mark_factory_bad(seed);
         f.init_slc();
         f
+    }
+
+    /// Mark `geo.bad_per_unit` blocks of each unit bad, at places drawn
+    /// from `seed` (their own stream: nothing else's draws change).
+    fn mark_factory_bad(&mut self, seed: u64) {
+        let bad = self.geo.bad_per_unit;
+        if bad == 0 {
+            return;
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6261_645f_626c_6b73);
+        let bpu = self.geo.blocks_per_unit;
+        for u in 0..self.geo.units {
+            let mut marked = 0;
+            while marked < bad {
+                let b = rng.gen_range(0..bpu);
+                let bid = (u * bpu + b) as usize;
+                if self.state[bid] != BlockState::Bad {
+                    self.state[bid] = BlockState::Bad;
+                    marked += 1;
+                }
+            }
+            let base = u * bpu;
+            let state = &self.state;
+            self.units[u as usize]
+                .free
+                .retain(|&b| state[(base + b) as usize] != BlockState::Bad);
+        }
+    }
+
+    /// Blocks marked bad (factory).
+    pub fn bad_blocks(&self) -> u64 {
+        self.geo.bad_per_unit as u64 * self.geo.units as u64
     }
 
     /// Number of logical mapping units.
@@ -579,11 +620,16 @@ impl Ftl {
         (max - e > self.cfg.static_wl_threshold).then_some(b)
     }
 
-    /// Erase counts of every block: (min, max, mean, standard deviation).
+    /// Erase counts of every usable (not bad) block: (min, max, mean,
+    /// standard deviation).
     pub fn erase_distribution(&self) -> (u32, u32, f64, f64) {
-        let n = self.erase_count.len().max(1) as f64;
+        let usable = self.erase_count.len() as u64 - self.bad_blocks();
+        let n = usable.max(1) as f64;
         let (mut min, mut max, mut sum, mut sq) = (u32::MAX, 0u32, 0f64, 0f64);
-        for &e in &self.erase_count {
+        for (b, &e) in self.erase_count.iter().enumerate() {
+            if self.state[b] == BlockState::Bad {
+                continue;
+            }
             min = min.min(e);
             max = max.max(e);
             sum += e as f64;
@@ -861,6 +907,7 @@ impl Ftl {
             && self.slc.is_none()
             && self.stats.host_slots == 0
             && self.stats.programmed_slots == 0
+            && self.geo.bad_per_unit == 0
             && self.units.iter().all(|u| u.active.is_none());
         if !(fresh && fill.applies(self.cfg.gc_hard_threshold)) {
             return self.fill_sequential_per_lpn();

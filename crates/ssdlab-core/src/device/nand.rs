@@ -57,6 +57,8 @@ pub struct Geometry {
     pub bits: u32,
     /// Mapping unit bytes.
     pub mapping_unit: Bytes,
+    /// Factory bad blocks per unit.
+    pub bad_per_unit: u32,
 }
 
 impl Geometry {
@@ -86,6 +88,10 @@ impl Geometry {
             slots_per_program: pages_per_program * planes_per_unit * slots_per_page,
             bits: n.cell.bits(),
             mapping_unit,
+            bad_per_unit: crate::ftl::factory_bad_per_unit(
+                n.blocks_per_plane,
+                n.factory_bad_blocks,
+            ),
         }
     }
 

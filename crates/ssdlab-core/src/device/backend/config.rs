@@ -91,5 +91,6 @@ pub(crate) fn ramdisk_nand(capacity: Bytes) -> NandFile {
         t_read_slc: None,
         t_prog_slc: None,
         endurance: None,
+        factory_bad_blocks: None,
     }
 }

@@ -74,6 +74,11 @@ pub struct NandFile {
     /// and written-bytes estimate.
     #[serde(default)]
     pub endurance: Option<u32>,
+    /// Blocks found bad at the factory, as a share of each parallel unit's
+    /// blocks (`"0.5%"`; default none): they never hold data and come out
+    /// of the spare.
+    #[serde(default)]
+    pub factory_bad_blocks: Option<String>,
 }
 fn d_true() -> bool {
     true
@@ -156,6 +161,8 @@ pub struct NandConfig {
     pub t_prog_slc: Option<Time>,
     /// Rated program/erase cycles per block.
     pub endurance: u32,
+    /// Factory bad blocks, a fraction of each unit's blocks.
+    pub factory_bad_blocks: f64,
 }
 
 /// Smallest NAND page accepted (small-block SLC: 512 B).
@@ -385,6 +392,19 @@ impl NandFile {
                 .t_prog_slc
                 .as_deref()
                 .map(|s| c.time("nand.t_prog_slc", s)),
+            factory_bad_blocks: match nf.factory_bad_blocks.as_deref() {
+                None => 0.0,
+                Some(v) => {
+                    let f = c.pct("nand.factory_bad_blocks", v);
+                    if !(0.0..0.5).contains(&f) {
+                        c.push(
+                            "nand.factory_bad_blocks",
+                            format!("{v}: expected a share from 0% to under 50% of the blocks"),
+                        );
+                    }
+                    f.clamp(0.0, 0.49)
+                }
+            },
             endurance: match nf.endurance {
                 Some(0) => {
                     c.push("nand.endurance", "must be at least 1 program/erase cycle");
