@@ -202,6 +202,21 @@ fn case(seed: u64) -> Result<String, String> {
     Ok(format!("{summary}: {held} units held, {mapped} mapped"))
 }
 
+/// Seeds that once failed, run on every suite run. 20052: writes waiting
+/// for buffer space were admitted only when a program finished, so space a
+/// trim or a rewrite of a still-dirty unit freed went unused and, with less
+/// than a program unit dirty, the drive stalled.
+const REGRESSIONS: &[u64] = &[20052];
+
+#[test]
+fn swarm_regressions_stay_fixed() {
+    for &seed in REGRESSIONS {
+        if let Err(e) = case(seed) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
+
 #[test]
 fn swarm_of_random_drives_and_workloads_keeps_every_write_mapped() {
     let cases: u64 = std::env::var("SSDLAB_SWARM_CASES")

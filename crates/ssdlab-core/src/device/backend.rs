@@ -442,6 +442,24 @@ impl Drive {
         }
     }
 
+    /// Start the writes waiting for write-buffer space that now fit, in
+    /// arrival order (a program finished, or a trim dropped buffered data).
+    pub(super) fn admit_waiting_writes(
+        &mut self,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        while let Some(&c) = self.wait_buffer.front() {
+            if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
+                self.wait_buffer.pop_front();
+                self.start_write_dma(now, c, eq, fabric);
+            } else {
+                break;
+            }
+        }
+    }
+
     /// A program (data or translation pages) finished: flushes it satisfied
     /// complete, writes waiting for buffer space start, GC reads it held
     /// back resume, and the buffer programs what it can.
@@ -452,14 +470,7 @@ impl Drive {
         if !self.flushes.is_empty() {
             self.complete_flushes(now, eq, fabric);
         }
-        while let Some(&c) = self.wait_buffer.front() {
-            if self.cache.reserve(self.cmds[c as usize].nlpn as u64) {
-                self.wait_buffer.pop_front();
-                self.start_write_dma(now, c, eq, fabric);
-            } else {
-                break;
-            }
-        }
+        self.admit_waiting_writes(now, eq, fabric);
         for u in 0..self.geo.units {
             if self.gc[u as usize]
                 .as_ref()

@@ -256,6 +256,14 @@ impl DataCache {
         }
     }
 
+    /// Write-buffer occupancy for a stall report.
+    pub fn occupancy(&self) -> String {
+        format!(
+            "write buffer {} slots: {} host data, {} reserved",
+            self.wb_capacity, self.host_used, self.reserved
+        )
+    }
+
     /// Whether a write of `n` slots can ever fit.
     pub fn fits(&self, n: u64) -> bool {
         n <= self.wb_capacity

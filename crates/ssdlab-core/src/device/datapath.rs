@@ -253,8 +253,10 @@ impl Drive {
                 }
                 self.try_flush(now, eq);
             }
-            // Dropped buffer entries may have been all a pending flush waited for.
+            // Dropped buffer entries may have been all a pending flush waited
+            // for, and free space writes wait for.
             self.complete_flushes(now, eq, fabric);
+            self.admit_waiting_writes(now, eq, fabric);
         }
         self.complete(now, cmd, eq, fabric);
     }
@@ -408,6 +410,11 @@ impl Drive {
             self.cache.insert_host(l);
         }
         self.try_flush(now, eq);
+        if !self.wait_buffer.is_empty() {
+            // Rewrites of still-dirty units took reserved slots they did not
+            // need: the space may fit the next waiting write.
+            self.admit_waiting_writes(now, eq, fabric);
+        }
         self.complete(now, cmd, eq, fabric);
     }
 

@@ -352,6 +352,35 @@ impl Ftl {
         old == IN_BUFFER
     }
 
+    /// One line on a unit's blocks, for a stall report: free, active,
+    /// closed (with their valid slots), victims, SLC-closed and bad.
+    pub fn unit_summary(&self, unit: u32) -> String {
+        let bpu = self.geo.blocks_per_unit as usize;
+        let lo = unit as usize * bpu;
+        let mut n = [0u32; 6];
+        let mut valid_closed = 0u64;
+        for b in lo..lo + bpu {
+            let k = self.state[b] as usize;
+            n[k] += 1;
+            if self.state[b] == BlockState::Closed {
+                valid_closed += self.valid[b] as u64;
+            }
+        }
+        let u = &self.units[unit as usize];
+        format!(
+            "unit {unit}: {} free (queue {}), {} active, {} closed ({valid_closed} valid slots), {} victim, {} SLC closed, {} bad; active {:?}, map active {:?}",
+            n[BlockState::Free as usize],
+            u.free.len(),
+            n[BlockState::Active as usize],
+            n[BlockState::Closed as usize],
+            n[BlockState::Victim as usize],
+            n[BlockState::SlcClosed as usize],
+            n[BlockState::Bad as usize],
+            u.active,
+            u.map_active
+        )
+    }
+
     /// Free blocks in a unit.
     #[inline]
     pub fn free_blocks(&self, unit: u32) -> u32 {

@@ -401,6 +401,41 @@ impl Drive {
         self.wait_buffer.len()
     }
 
+    /// The write path's state, unit by unit, for a stall report.
+    pub(crate) fn stall_state(&self) -> String {
+        let mut s = format!(
+            "drive {}: {}; first waiting write {} slots; {} dirty host slots, {} dirty GC slots, {} flushes pending, program room {}",
+            self.index,
+            self.cache.occupancy(),
+            self.wait_buffer
+                .front()
+                .map_or(0, |&c| self.cmds[c as usize].nlpn),
+            self.cache.dirty_host(),
+            self.cache.dirty_gc_total(),
+            self.flushes.len(),
+            self.program_room
+        );
+        for u in 0..self.geo.units {
+            let gc = match &self.gc[u as usize] {
+                Some(j) => format!(
+                    "GC on block {} ({} of {} moved, {} in flight, erasing {})",
+                    j.victim,
+                    j.next,
+                    j.slots.len(),
+                    j.inflight,
+                    j.erasing
+                ),
+                None => "no GC".to_string(),
+            };
+            s.push_str(&format!(
+                "\n  {}; {} dirty GC slots; {gc}",
+                self.ftl.unit_summary(u),
+                self.cache.dirty_gc(u)
+            ));
+        }
+        s
+    }
+
     /// Take the counters that open the measured window.
     pub(crate) fn mark_ramp(&mut self, now: Time, fabric: &Fabric) {
         self.ramp_snapshot = self.snapshot(now, fabric);

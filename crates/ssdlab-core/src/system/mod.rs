@@ -385,7 +385,12 @@ impl System {
                     self.host.outstanding,
                     self.drives.iter().map(|d| d.waiting_for_buffer()).sum::<usize>(),
                     self.drives.iter().map(|d| d.flash.outstanding()).sum::<usize>()
-                )));
+                ) + &self
+                    .drives
+                    .iter()
+                    .filter(|d| d.waiting_for_buffer() > 0)
+                    .map(|d| format!("\n{}", d.stall_state()))
+                    .collect::<String>()));
             };
             self.step(now, ev)?;
             tick = tick.wrapping_add(1);
