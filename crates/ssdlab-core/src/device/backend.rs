@@ -231,20 +231,30 @@ impl Drive {
         fabric: &mut Fabric,
     ) {
         self.dma_wait.push_back((cmd, bytes, ready, false));
-        self.send_waiting_dma(now, eq, fabric);
+        self.send_waiting_dma(now, false, eq, fabric);
     }
 
     /// Send the waiting read-data transfers the link can take now, one at a
-    /// time; wake up when it can take the next.
+    /// time; wake up when it can take the next. On that wake-up (`woken`)
+    /// the first transfer goes without a second look: it was due then, and
+    /// only completion entries and interrupts (which always go at once) can
+    /// have been booked on the link since; waiting behind them again would
+    /// cost a second wake-up per transfer and hold data back by a few ns.
     pub(super) fn send_waiting_dma(
         &mut self,
         now: Time,
+        woken: bool,
         eq: &mut EventQueue<Event>,
         fabric: &mut Fabric,
     ) {
+        let mut due = woken;
         while let Some(&(cmd, bytes, ready, direct)) = self.dma_wait.front() {
             let slack = fabric.link(self.port).payload_time(bytes);
-            if let Some(free) = fabric.up_backlog(self.port, now, slack) {
+            let first_due = std::mem::take(&mut due);
+            if let Some(free) = fabric
+                .up_backlog(self.port, now, slack)
+                .filter(|_| !first_due)
+            {
                 if !self.dma_wakeup {
                     self.dma_wakeup = true;
                     eq.at(free, Event::DmaReady { d: self.index });
@@ -352,7 +362,7 @@ impl Drive {
                 self.fw.host_dma(now, span);
                 if self.read_data_waits(now, bytes, fabric) {
                     self.dma_wait.push_back((cmd, bytes, now, true));
-                    self.send_waiting_dma(now, eq, fabric);
+                    self.send_waiting_dma(now, false, eq, fabric);
                 } else {
                     let arrive = self.data_out(fabric, cmd, now, bytes);
                     // The link is FIFO per direction: the DMA reserved last

@@ -571,7 +571,7 @@ impl Drive {
             Event::WriteIn { cmd, .. } => self.write_in(now, cmd, eq, fabric),
             Event::DmaReady { .. } => {
                 self.dma_wakeup = false;
-                self.send_waiting_dma(now, eq, fabric);
+                self.send_waiting_dma(now, true, eq, fabric);
             }
             Event::SlcIdle { .. } => {
                 self.idle_check = false;
