@@ -118,7 +118,15 @@ class Wear:
     life_used: float = 0.0
     tbw_bytes: float = 0.0
     static_wl_runs: int = 0
+    #: Blocks found bad at the factory.
     bad_blocks: int = 0
+    #: Blocks retired in service (failed erases and the endurance limit).
+    grown_bad_blocks: int = 0
+    #: Of those, retired at the rated endurance.
+    retired_at_endurance: int = 0
+    #: Replacement blocks set aside for grown bad blocks, and those used.
+    spare_blocks: int = 0
+    spare_blocks_used: int = 0
 
 
 @dataclass(frozen=True)
@@ -510,6 +518,13 @@ class Result:
         lines.append(
             f"  Wear: erases per block min {w.erase_min} / mean {w.erase_mean:.2f} / max {w.erase_max} "
             f"(std {w.erase_std:.2f}, WL index {w.wl_index:.2f}); {w.life_used * 100:.2f}% of {w.endurance} P/E used; {life}"
+            + (f", {w.bad_blocks} factory bad blocks" if w.bad_blocks else "")
+            + (
+                f", {w.grown_bad_blocks} grown bad ({w.retired_at_endurance} at the endurance limit)"
+                if w.grown_bad_blocks
+                else ""
+            )
+            + (f", {w.spare_blocks_used} of {w.spare_blocks} replacement blocks used" if w.spare_blocks else "")
         )
         if self.mapping is not None:
             m = self.mapping

@@ -520,13 +520,15 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     } else {
         0
     };
-    let reserve = (f.gc_threshold as u64 + 2) * units + bad + translation;
+    let replacements =
+        units * crate::ftl::factory_bad_per_unit(n.blocks_per_plane, f.spare_blocks) as u64;
+    let reserve = (f.gc_threshold as u64 + 2) * units + bad + replacements + translation;
     let needed_blocks = logical.div_ceil(block_slots.max(1)) + reserve;
     if needed_blocks > blocks_total {
         c.push(
             "ftl.over_provisioning",
             format!(
-                "{:.1}% spare leaves too few free blocks: the exported capacity needs {} blocks plus {} kept free for GC (gc_threshold + 2 per unit), factory bad blocks and translation pages, but the drive has {}",
+                "{:.1}% spare leaves too few free blocks: the exported capacity needs {} blocks plus {} kept free for GC (gc_threshold + 2 per unit), factory bad blocks, replacement blocks (ftl.spare_blocks) and translation pages, but the drive has {}",
                 f.over_provisioning * 100.0,
                 needed_blocks - reserve,
                 reserve,

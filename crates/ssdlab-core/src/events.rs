@@ -61,6 +61,12 @@ pub enum Event {
         /// Drive.
         d: u16,
     },
+    /// The drive is worn out (a unit has too few good blocks left): the
+    /// run ends with that error.
+    WornOut {
+        /// Drive.
+        d: u16,
+    },
     /// Check whether the drive has been idle for `ftl.slc_fold_idle`
     /// (then it folds its SLC cache).
     SlcIdle {

@@ -173,6 +173,17 @@ pub struct Wear {
     pub static_wl_runs: u64,
     /// Blocks found bad at the factory (`nand.factory_bad_blocks`).
     pub bad_blocks: u64,
+    /// Grown bad blocks: retired in service since the drive was new
+    /// (preconditioning included), by a failed erase
+    /// (`nand.grown_bad_rate`) or at the rated endurance.
+    pub grown_bad_blocks: u64,
+    /// Of the grown bad blocks, those retired at the rated endurance
+    /// (`ftl.retire_at_endurance`).
+    pub retired_at_endurance: u64,
+    /// Replacement blocks set aside for grown bad blocks (`ftl.spare_blocks`).
+    pub spare_blocks: u64,
+    /// Of them, those that have replaced a retired block.
+    pub spare_blocks_used: u64,
 }
 
 impl Wear {
@@ -200,6 +211,10 @@ impl Wear {
             },
             static_wl_runs,
             bad_blocks: ftl.bad_blocks(),
+            grown_bad_blocks: ftl.grown_bad_blocks().0,
+            retired_at_endurance: ftl.grown_bad_blocks().1,
+            spare_blocks: ftl.replacement_blocks().0,
+            spare_blocks_used: ftl.replacement_blocks().1,
         }
     }
 }
@@ -989,6 +1004,10 @@ impl Report {
                 tbw_bytes: per.iter().map(|p| p.wear.tbw_bytes).sum(),
                 static_wl_runs: per.iter().map(|p| p.wear.static_wl_runs).sum(),
                 bad_blocks: per.iter().map(|p| p.wear.bad_blocks).sum(),
+                grown_bad_blocks: per.iter().map(|p| p.wear.grown_bad_blocks).sum(),
+                retired_at_endurance: per.iter().map(|p| p.wear.retired_at_endurance).sum(),
+                spare_blocks: per.iter().map(|p| p.wear.spare_blocks).sum(),
+                spare_blocks_used: per.iter().map(|p| p.wear.spare_blocks_used).sum(),
             },
             flash: Flash {
                 reads: per.iter().map(|p| p.flash.reads).sum(),
@@ -1211,11 +1230,23 @@ impl Report {
         }
         {
             let w = &self.wear;
-            let bad = if w.bad_blocks > 0 {
+            let mut bad = if w.bad_blocks > 0 {
                 format!(", {} factory bad blocks", w.bad_blocks)
             } else {
                 String::new()
             };
+            if w.grown_bad_blocks > 0 {
+                bad.push_str(&format!(
+                    ", {} grown bad ({} at the endurance limit)",
+                    w.grown_bad_blocks, w.retired_at_endurance
+                ));
+            }
+            if w.spare_blocks > 0 {
+                bad.push_str(&format!(
+                    ", {} of {} replacement blocks used",
+                    w.spare_blocks_used, w.spare_blocks
+                ));
+            }
             let life = if w.tbw_bytes > 0.0 {
                 format!("{:.1} TB writable at this WAF", w.tbw_bytes / 1e12)
             } else {

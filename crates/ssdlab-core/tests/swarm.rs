@@ -48,6 +48,11 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     let wbuf = ["64KiB", "256KiB", "1MiB"][rng.gen_range(0..3)];
     let plp = rng.gen_bool(0.5);
     let bad = [0, 0, 2, 5][rng.gen_range(0..4)];
+    // Grown bad blocks from failed erases, with replacement blocks, drawn
+    // from their own stream (the other draws, and so older seeds' drives
+    // and workloads, stay as they were).
+    let mut rel = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x7265_6c69);
+    let (grown, spare) = [(0.0, 0), (0.0, 0), (0.3, 3), (1.0, 5)][rel.gen_range(0..4)];
     let mapping = match rng.gen_range(0..3) {
         0 => "all".to_string(),
         1 => "4KiB".to_string(),
@@ -70,6 +75,7 @@ gc_hard_threshold = {hard}
 wear_leveling = "{wl}"
 static_wl_threshold = 4
 mapping_cache = "{mapping}"
+spare_blocks = "{spare}%"
 [nand]
 channels = {channels}
 chips_per_channel = {chips}
@@ -84,11 +90,12 @@ t_prog = {t_prog}
 t_erase = "2ms"
 bus_bandwidth = "400MB/s"
 factory_bad_blocks = "{bad}%"
+grown_bad_rate = "{grown}%"
 "#
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}"
     );
     (text, summary)
 }
@@ -199,7 +206,10 @@ fn case(seed: u64) -> Result<String, String> {
     if held == 0 {
         return Err(format!("{summary}: the workload wrote nothing"));
     }
-    Ok(format!("{summary}: {held} units held, {mapped} mapped"))
+    let (grown, _) = d.ftl.grown_bad_blocks();
+    Ok(format!(
+        "{summary}: {held} units held, {mapped} mapped, {grown} blocks retired"
+    ))
 }
 
 /// Seeds that once failed, run on every suite run. 20052: writes waiting

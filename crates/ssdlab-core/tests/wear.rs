@@ -93,13 +93,36 @@ fn bad_wear_settings_are_refused_by_key() {
             "ftl.static_wl_threshold",
         ),
         ("[nand]\n", "endurance = 0\n", "nand.endurance"),
+        (
+            "[nand]\n",
+            "grown_bad_rate = \"20%\"\n",
+            "nand.grown_bad_rate",
+        ),
+        (
+            "[nand]\n",
+            "grown_bad_rate = \"often\"\n",
+            "nand.grown_bad_rate",
+        ),
+        ("[ftl]\n", "spare_blocks = \"60%\"\n", "ftl.spare_blocks"),
+        (
+            "[ftl]\n",
+            "retire_at_endurance = \"yes\"\n",
+            "retire_at_endurance",
+        ),
+        // Replacement blocks come out of the spare: too many for it.
+        (
+            "[ftl]\n",
+            "spare_blocks = \"20%\"\n",
+            "replacement blocks (ftl.spare_blocks)",
+        ),
     ] {
         let text = common::SMALL_SLC.replace(section, &format!("{section}{line}"));
-        let e = DeviceFile::from_toml_str(&text, "small.toml")
-            .unwrap()
-            .resolve("small.toml")
-            .unwrap_err()
-            .to_string();
+        // Wrong types are refused when the file is read, wrong values when
+        // it is resolved.
+        let e = match DeviceFile::from_toml_str(&text, "small.toml") {
+            Err(e) => e.to_string(),
+            Ok(f) => f.resolve("small.toml").unwrap_err().to_string(),
+        };
         assert!(e.contains(key), "{line}: {e}");
     }
 }
@@ -146,4 +169,98 @@ fn factory_bad_blocks_are_never_used_and_come_out_of_the_spare() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("nand.factory_bad_blocks"), "{e}");
+}
+
+/// Uniform random writes of `drive_writes` passes from a filled drive;
+/// the run's result (an error once the drive is worn out).
+fn uniform(dev: Device, drive_writes: f64) -> Result<(Report, System), String> {
+    let bytes = (dev.capacity_bytes() as f64 * drive_writes) as u64 / 4096 * 4096;
+    let w = fio::parse_str(
+        &format!("[w]\nrw=randwrite\nbs=4k\niodepth=16\nio_size={bytes}\n"),
+        "w",
+    )
+    .unwrap();
+    let mut s = System::new(dev, &w, "w", 5, Precondition::Fill).map_err(|e| e.to_string())?;
+    s.run(&mut |_| {}, &|| false).map_err(|e| e.to_string())?;
+    let r = Report::from_system(&s, "w", &[], 1.0);
+    Ok((r, s))
+}
+
+#[test]
+fn blocks_are_retired_at_the_rated_endurance_into_replacement_blocks() {
+    // 2 replacement blocks per unit (3 % of 64); a rated endurance of 6 P/E
+    // cycles, which the most worn blocks reach in 1.7 drive writes of
+    // uniform random writes.
+    let mut dev = common::small_slc();
+    dev.nand.endurance = 6;
+    dev.ftl.spare_blocks = 0.03;
+    let (r, s) = uniform(dev.clone(), 1.7).unwrap();
+    let w = &r.wear;
+    assert_eq!(w.spare_blocks, 4 * 2);
+    assert!(
+        w.grown_bad_blocks > 0 && w.grown_bad_blocks <= w.spare_blocks,
+        "{w:?}"
+    );
+    assert_eq!(w.spare_blocks_used, w.grown_bad_blocks);
+    assert_eq!(w.grown_bad_blocks, w.retired_at_endurance);
+    // Retired on the erase that reaches the rating: none is erased more.
+    assert_eq!(w.erase_max, 6);
+    s.drives[0].ftl.check_invariants().unwrap();
+    // Without retirement the same run wears blocks past their rating.
+    dev.ftl.retire_at_endurance = false;
+    let (kept, _) = uniform(dev.clone(), 2.5).unwrap();
+    assert_eq!(
+        (kept.wear.grown_bad_blocks, kept.wear.spare_blocks_used),
+        (0, 0)
+    );
+    assert!(kept.wear.erase_max > 6 && kept.wear.life_used > 1.0);
+    // Worn blocks retired beyond the replacements shrink the spare until
+    // the GC has no free block left: the run ends, saying why.
+    dev.ftl.retire_at_endurance = true;
+    let e = uniform(dev, 2.5).err().expect("the drive should wear out");
+    assert!(
+        e.contains("drive nvme0 at ") && e.contains("worn out: parallel unit"),
+        "{e}"
+    );
+    assert!(
+        e.contains("no replacement block left (ftl.spare_blocks)"),
+        "{e}"
+    );
+    assert!(e.contains("rated endurance of 6 P/E cycles"), "{e}");
+}
+
+#[test]
+fn a_unit_left_with_too_few_good_blocks_is_worn_out() {
+    // 6 replacement blocks per unit: the GC keeps its free blocks through
+    // six retirements, then two more leave 56 good blocks, fewer than the
+    // 51 of data and 6 of GC reserve a unit needs.
+    let mut dev = common::small_slc();
+    dev.nand.endurance = 12;
+    dev.ftl.spare_blocks = 0.1;
+    let e = uniform(dev, 40.0).err().expect("the drive should wear out");
+    assert!(e.contains("worn out: parallel unit"), "{e}");
+    assert!(
+        e.contains("has 56 good blocks left") && e.contains("fewer than the 57"),
+        "{e}"
+    );
+}
+
+#[test]
+fn failed_erases_retire_blocks_at_the_configured_rate() {
+    let mut dev = common::small_slc();
+    dev.nand.grown_bad_rate = 0.005;
+    dev.ftl.spare_blocks = 0.1;
+    let (r, s) = uniform(dev, 1.0).unwrap();
+    let erases = s.drives[0].ftl.stats.blocks_erased as f64;
+    let g = r.wear.grown_bad_blocks as f64;
+    eprintln!("{} grown bad of {erases} erases", g);
+    assert_eq!(r.wear.retired_at_endurance, 0);
+    // Binomial(erases, 0.5 %): within 4 standard deviations.
+    let sd = (erases * 0.005 * 0.995).sqrt();
+    assert!(
+        g > 0.0 && (g - erases * 0.005).abs() < 4.0 * sd,
+        "{g} of {erases}"
+    );
+    assert_eq!(r.wear.spare_blocks_used, r.wear.grown_bad_blocks);
+    s.drives[0].ftl.check_invariants().unwrap();
 }

@@ -441,6 +441,11 @@ impl Drive {
                 let unit = (owner & 0xff_ffff) as u32;
                 if let Some(job) = self.gc[unit as usize].take() {
                     self.ftl.erase(job.victim);
+                    if self.ftl.worn_out().is_some() && !self.worn_out_raised {
+                        // The run ends here, with the reason.
+                        self.worn_out_raised = true;
+                        eq.at(now, Event::WornOut { d: self.index });
+                    }
                 }
                 if self.slc_sampling.is_some() {
                     self.note_slc(now);

@@ -51,6 +51,9 @@ enum BlockState {
     SlcClosed,
     /// Found bad at the factory: never used.
     Bad,
+    /// Grown bad: retired in service (a failed erase, or the rated
+    /// endurance reached); its erases stay in the wear figures.
+    Retired,
 }
 
 /// Factory bad blocks of a unit of `blocks` for a `share` of them (rounded
@@ -171,6 +174,21 @@ pub struct Ftl {
     tpe: u32,
     /// Functional path: translation pages waiting for a program unit, per unit.
     map_leftover: Vec<Vec<u32>>,
+    /// Grown bad blocks per unit (retired in service).
+    grown_bad: Vec<u32>,
+    /// Of all grown bad blocks, those retired at the rated endurance.
+    retired_worn: u64,
+    /// Draws of failed erases (their own stream: nothing else's draws change).
+    bad_rng: Xoshiro256PlusPlus,
+    /// Good blocks a unit needs: its share of the exported capacity, the
+    /// GC reserve, and translation blocks with a cached mapping.
+    min_good_per_unit: u32,
+    /// Set when a retirement left a unit with fewer good blocks than that.
+    worn_out: Option<String>,
+    /// Erased blocks set aside per unit to replace grown bad blocks
+    /// (`ftl.spare_blocks`), and how many there were at first in all.
+    replacements: Vec<Vec<u32>>,
+    replacements_total: u64,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -203,6 +221,23 @@ impl Ftl {
             tpages,
             tpe,
             map_leftover: vec![Vec::new(); geo.units as usize],
+            grown_bad: vec![0; geo.units as usize],
+            retired_worn: 0,
+            bad_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6772_6f77_6e5f_6264),
+            min_good_per_unit: {
+                let spb = geo.slots_per_block.max(1) as u64;
+                let units = geo.units.max(1) as u64;
+                let data = logical_units.div_ceil(units).div_ceil(spb);
+                let map = if tpages > 0 {
+                    (tpages as u64).div_ceil(units).div_ceil(spb) + 1
+                } else {
+                    0
+                };
+                (data + cfg.gc_threshold as u64 + 2 + map) as u32
+            },
+            worn_out: None,
+            replacements: vec![Vec::new(); geo.units as usize],
+            replacements_total: 0,
             p2l: Table::new(geo.total_slots() as usize),
             fill: SeqFill::default(),
             valid: vec![0; blocks],
@@ -224,7 +259,34 @@ impl Ftl {
         };
         f.mark_factory_bad(seed);
         f.init_slc();
+        f.set_aside_replacements();
         f
+    }
+
+    /// Replacement blocks per unit (`ftl.spare_blocks`, rounded to the
+    /// nearest block).
+    fn replacements_per_unit(&self) -> u32 {
+        factory_bad_per_unit(self.geo.blocks_per_unit, self.cfg.spare_blocks)
+    }
+
+    /// Take each unit's replacement blocks from the end of its free list
+    /// (the sequential fill uses the blocks from the start).
+    fn set_aside_replacements(&mut self) {
+        let k = self.replacements_per_unit() as usize;
+        if k == 0 {
+            return;
+        }
+        for (u, pool) in self.units.iter_mut().zip(&mut self.replacements) {
+            let n = u.free.len().saturating_sub(k);
+            pool.extend(u.free.drain(n..).rev());
+            self.replacements_total += pool.len() as u64;
+        }
+    }
+
+    /// Replacement blocks set aside at first, and those used.
+    pub fn replacement_blocks(&self) -> (u64, u64) {
+        let left: u64 = self.replacements.iter().map(|p| p.len() as u64).sum();
+        (self.replacements_total, self.replacements_total - left)
     }
 
     /// Mark `geo.bad_per_unit` blocks of each unit bad, at places drawn
@@ -357,7 +419,7 @@ impl Ftl {
     pub fn unit_summary(&self, unit: u32) -> String {
         let bpu = self.geo.blocks_per_unit as usize;
         let lo = unit as usize * bpu;
-        let mut n = [0u32; 6];
+        let mut n = [0u32; 7];
         let mut valid_closed = 0u64;
         for b in lo..lo + bpu {
             let k = self.state[b] as usize;
@@ -368,7 +430,7 @@ impl Ftl {
         }
         let u = &self.units[unit as usize];
         format!(
-            "unit {unit}: {} free (queue {}), {} active, {} closed ({valid_closed} valid slots), {} victim, {} SLC closed, {} bad; active {:?}, map active {:?}",
+            "unit {unit}: {} free (queue {}), {} active, {} closed ({valid_closed} valid slots), {} victim, {} SLC closed, {} bad, {} retired; active {:?}, map active {:?}",
             n[BlockState::Free as usize],
             u.free.len(),
             n[BlockState::Active as usize],
@@ -376,6 +438,7 @@ impl Ftl {
             n[BlockState::Victim as usize],
             n[BlockState::SlcClosed as usize],
             n[BlockState::Bad as usize],
+            n[BlockState::Retired as usize],
             u.active,
             u.map_active
         )
@@ -641,7 +704,10 @@ impl Ftl {
     /// more than the least-worn full block, that full block (the oldest of
     /// them: cold data) is the victim.
     fn static_wl_victim(&self, lo: usize, hi: usize) -> Option<usize> {
-        let max = self.erase_count[lo..hi].iter().copied().max()?;
+        let max = (lo..hi)
+            .filter(|&b| !matches!(self.state[b], BlockState::Bad | BlockState::Retired))
+            .map(|b| self.erase_count[b])
+            .max()?;
         let (e, _, b) = (lo..hi)
             .filter(|&b| self.state[b] == BlockState::Closed)
             .map(|b| (self.erase_count[b], self.close_seq[b], b))
@@ -707,7 +773,10 @@ impl Ftl {
         }
     }
 
-    /// Erase a victim block (must hold no valid data) and return it to the free list.
+    /// Erase a victim block (must hold no valid data) and return it to the
+    /// free list, or retire it: at the rated endurance
+    /// (`ftl.retire_at_endurance`), or when the erase fails
+    /// (`nand.grown_bad_rate`).
     pub fn erase(&mut self, block_id: u32) {
         debug_assert_eq!(self.valid[block_id as usize], 0);
         debug_assert_eq!(self.state[block_id as usize], BlockState::Victim);
@@ -715,6 +784,15 @@ impl Ftl {
         self.state[block_id as usize] = BlockState::Free;
         self.erase_count[block_id as usize] += 1;
         self.stats.blocks_erased += 1;
+        let worn = self.cfg.retire_at_endurance
+            && self.erase_count[block_id as usize] >= self.geo.endurance;
+        if worn
+            || (self.geo.grown_bad_rate > 0.0
+                && self.bad_rng.gen::<f64>() < self.geo.grown_bad_rate)
+        {
+            self.retire(block_id, worn);
+            return;
+        }
         if !self.slc_mode.is_empty()
             && self.slc_mode[block_id as usize]
             && self.slc_erased(block_id)
@@ -724,6 +802,71 @@ impl Ftl {
         self.units[unit as usize]
             .free
             .push_back(block_id % self.geo.blocks_per_unit);
+    }
+
+    /// Retire erased block `block_id` as grown bad (`worn`: at the rated
+    /// endurance, else a failed erase); check its unit still has the good
+    /// blocks it needs.
+    fn retire(&mut self, block_id: u32, worn: bool) {
+        let unit = self.geo.unit_of_block(block_id);
+        if !self.slc_mode.is_empty() && self.slc_mode[block_id as usize] {
+            self.slc_retired(block_id);
+        }
+        self.state[block_id as usize] = BlockState::Retired;
+        self.grown_bad[unit as usize] += 1;
+        self.retired_worn += worn as u64;
+        if let Some(b) = self.replacements[unit as usize].pop() {
+            // A replacement takes the retired block's place: the free pool
+            // the GC works with is as it would have been.
+            self.units[unit as usize].free.push_back(b);
+            return;
+        }
+        if self.worn_out.is_none() && self.units[unit as usize].free.is_empty() {
+            // The GC's last free block went with the retired one: the
+            // next victim's data may have nowhere to go.
+            self.worn_out = Some(format!(
+                "worn out: parallel unit {unit} retired block {} ({}) with no replacement block left (ftl.spare_blocks) and no free block left for GC ({} of its blocks retired in service; in the drive {} at the rated endurance of {} P/E cycles)",
+                block_id % self.geo.blocks_per_unit,
+                if worn { "rated endurance reached" } else { "erase failed" },
+                self.grown_bad[unit as usize],
+                self.retired_worn,
+                self.geo.endurance,
+            ));
+            return;
+        }
+        // Good blocks for native data (the static SLC region's are not);
+        // retirements are rare: a scan of the unit.
+        let bpu = self.geo.blocks_per_unit;
+        let native = bpu - self.slc_static_blocks();
+        let base = (unit * bpu) as usize;
+        let good = (0..native as usize)
+            .filter(|&b| !matches!(self.state[base + b], BlockState::Bad | BlockState::Retired))
+            .count() as u32;
+        if good < self.min_good_per_unit && self.worn_out.is_none() {
+            self.worn_out = Some(format!(
+                "worn out: parallel unit {unit} has {good} good blocks left ({} found bad at the factory, {} retired in service, {} of them at the rated endurance of {} P/E cycles; most erased block {} times), fewer than the {} its share of the exported capacity, the GC reserve (gc_threshold + 2) and translation blocks need",
+                self.geo.bad_per_unit,
+                self.grown_bad[unit as usize],
+                self.retired_worn,
+                self.geo.endurance,
+                self.erase_count.iter().max().copied().unwrap_or(0),
+                self.min_good_per_unit
+            ));
+        }
+    }
+
+    /// Why the drive can no longer work (a unit with too few good blocks), if so.
+    pub fn worn_out(&self) -> Option<&str> {
+        self.worn_out.as_deref()
+    }
+
+    /// Grown bad blocks (retired in service) and, of them, those retired
+    /// at the rated endurance.
+    pub fn grown_bad_blocks(&self) -> (u64, u64) {
+        (
+            self.grown_bad.iter().map(|&g| g as u64).sum(),
+            self.retired_worn,
+        )
     }
 
     /// Max and mean erase count (wear).
@@ -938,7 +1081,7 @@ impl Ftl {
             && self.stats.programmed_slots == 0
             && self.geo.bad_per_unit == 0
             && self.units.iter().all(|u| u.active.is_none());
-        if !(fresh && fill.applies(self.cfg.gc_hard_threshold)) {
+        if !(fresh && fill.applies(self.cfg.gc_hard_threshold + self.replacements_per_unit())) {
             return self.fill_sequential_per_lpn();
         }
         // Nothing written yet: every table entry is still at its default.

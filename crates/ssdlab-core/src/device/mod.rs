@@ -260,6 +260,8 @@ pub struct Drive {
     /// is ready, whether its arrival completes the part at once rather
     /// than through a [`Event::ReadDma`]), in order.
     dma_wait: VecDeque<(u32, u64, Time, bool)>,
+    /// The FTL found the drive worn out and [`Event::WornOut`] was sent.
+    worn_out_raised: bool,
     /// A [`Event::DmaReady`] is pending.
     dma_wakeup: bool,
     /// SLC occupancy sampling: (interval, start of the measured window).
@@ -309,6 +311,9 @@ impl Drive {
                 info.1 = dw;
                 info.2 = waf;
             }
+        }
+        if let Some(w) = ftl.worn_out() {
+            return Err(SimError::Device(format!("preconditioning: {w}")));
         }
         ftl.reset_stats();
         let wb_slots = dev.cache.write_buffer.0 / unit_bytes;
@@ -366,6 +371,7 @@ impl Drive {
             slc_series: Vec::new(),
             dma_wait: VecDeque::new(),
             dma_wakeup: false,
+            worn_out_raised: false,
             mcache: None,
             map_queue: VecDeque::new(),
             map_cursor: 0,
@@ -394,6 +400,11 @@ impl Drive {
     /// The firmware pipeline (stages, cores, accelerators).
     pub fn firmware(&self) -> &Firmware {
         &self.fw
+    }
+
+    /// Why the drive can no longer work, if it is worn out.
+    pub(crate) fn worn_out(&self) -> Option<&str> {
+        self.ftl.worn_out()
     }
 
     /// Commands waiting for write-buffer space (for the stall report).

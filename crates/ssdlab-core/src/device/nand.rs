@@ -59,6 +59,10 @@ pub struct Geometry {
     pub mapping_unit: Bytes,
     /// Factory bad blocks per unit.
     pub bad_per_unit: u32,
+    /// Rated program/erase cycles per block (`nand.endurance`).
+    pub endurance: u32,
+    /// Chance that an erase fails and retires its block (`nand.grown_bad_rate`).
+    pub grown_bad_rate: f64,
 }
 
 impl Geometry {
@@ -92,6 +96,8 @@ impl Geometry {
                 n.blocks_per_plane,
                 n.factory_bad_blocks,
             ),
+            endurance: n.endurance,
+            grown_bad_rate: n.grown_bad_rate,
         }
     }
 

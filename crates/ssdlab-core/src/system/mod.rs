@@ -473,6 +473,14 @@ impl System {
                 }
                 self.drives[d as usize].after_completion(now, &mut self.q);
             }
+            Event::WornOut { d } => {
+                let why = self.drives[d as usize].worn_out().unwrap_or("worn out");
+                self.host.failure = Some(SimError::Device(format!(
+                    "drive {} at {:.6} s simulated: {why}",
+                    self.names[d as usize],
+                    now.as_secs_f64()
+                )));
+            }
             Event::TraceArrival { q } => {
                 let mut submit = submitter(&mut self.drives, &mut self.fabric);
                 if let Err(e) = self.host.trace_arrival(now, q, &mut self.q, &mut submit) {

@@ -92,5 +92,6 @@ pub(crate) fn ramdisk_nand(capacity: Bytes) -> NandFile {
         t_prog_slc: None,
         endurance: None,
         factory_bad_blocks: None,
+        grown_bad_rate: None,
     }
 }

@@ -68,6 +68,25 @@ pub struct FtlFile {
     /// unit) that triggers static wear levelling.
     #[serde(default = "d_wl_thr")]
     pub static_wl_threshold: u32,
+    /// Retire a block when its erase count reaches `nand.endurance` (it
+    /// becomes a grown bad block; the spare shrinks). When a unit has too
+    /// few good blocks left for its share of the data and the GC reserve,
+    /// the drive is worn out and the run ends with that error.
+    #[serde(default = "d_true")]
+    pub retire_at_endurance: bool,
+    /// Erased blocks of each unit set aside to replace grown bad blocks
+    /// (`"2%"` of its blocks; default none), taken out of the spare: a
+    /// retired block's place in the free pool goes to one of them (NVMe's
+    /// "available spare"). With none left, a retirement shrinks the spare
+    /// the GC works with.
+    #[serde(default = "d_zero_pct")]
+    pub spare_blocks: String,
+}
+fn d_zero_pct() -> String {
+    d_str("0%")
+}
+fn d_true() -> bool {
+    true
 }
 fn d_wl() -> String {
     d_str("none")
@@ -130,6 +149,8 @@ impl Default for FtlFile {
             mapping_cache: d_mapping_cache(),
             wear_leveling: d_wl(),
             static_wl_threshold: d_wl_thr(),
+            retire_at_endurance: true,
+            spare_blocks: d_zero_pct(),
         }
     }
 }
@@ -220,6 +241,10 @@ pub struct FtlConfig {
     pub wear_leveling: WearLeveling,
     /// Erase-count spread that triggers static wear levelling.
     pub static_wl_threshold: u32,
+    /// Retire blocks at the rated endurance.
+    pub retire_at_endurance: bool,
+    /// Replacement blocks for grown bad blocks, a share of each unit's blocks.
+    pub spare_blocks: f64,
 }
 
 impl FtlConfig {
@@ -349,6 +374,20 @@ impl FtlFile {
         FtlConfig {
             wear_leveling,
             static_wl_threshold: ff.static_wl_threshold,
+            retire_at_endurance: ff.retire_at_endurance,
+            spare_blocks: {
+                let f = c.pct("ftl.spare_blocks", &ff.spare_blocks);
+                if !(0.0..0.5).contains(&f) {
+                    c.push(
+                        "ftl.spare_blocks",
+                        format!(
+                            "{}: expected a share from 0% to under 50% of each unit's blocks",
+                            ff.spare_blocks
+                        ),
+                    );
+                }
+                f.clamp(0.0, 0.49)
+            },
             mapping_cache,
             slc_static: c.bytes("ftl.slc_static", &ff.slc_static),
             slc_dynamic: c.bytes("ftl.slc_dynamic", &ff.slc_dynamic),

@@ -209,6 +209,27 @@ impl Ftl {
         }
     }
 
+    /// SLC-mode block `block_id`, erased, is retired: a static-region
+    /// block leaves the SLC cache for good; a dynamic one stops counting
+    /// as SLC.
+    pub(super) fn slc_retired(&mut self, block_id: u32) {
+        let bpu = self.geo.blocks_per_unit;
+        let unit = self.geo.unit_of_block(block_id);
+        let Some(s) = self.slc.as_mut() else {
+            return;
+        };
+        if block_id % bpu < bpu - s.static_per_unit {
+            self.slc_mode[block_id as usize] = false;
+            self.units[unit as usize].slc_dynamic -= 1;
+            s.dynamic_used -= 1;
+        }
+    }
+
+    /// Blocks of each unit in the static SLC region (not for native data).
+    pub(super) fn slc_static_blocks(&self) -> u32 {
+        self.slc.as_ref().map_or(0, |s| s.static_per_unit)
+    }
+
     /// Mapping units of data held in SLC mode (not yet folded): a scan of
     /// the blocks (O(blocks)); the per-slot mapping updates stay free of
     /// SLC bookkeeping.

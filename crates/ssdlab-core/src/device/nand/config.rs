@@ -79,6 +79,11 @@ pub struct NandFile {
     /// of the spare.
     #[serde(default)]
     pub factory_bad_blocks: Option<String>,
+    /// Chance that a block erase fails, so the block is retired as a grown
+    /// bad block (`"0.01%"`; default none). Its data had already been
+    /// moved out: only the spare shrinks.
+    #[serde(default)]
+    pub grown_bad_rate: Option<String>,
 }
 fn d_true() -> bool {
     true
@@ -163,6 +168,8 @@ pub struct NandConfig {
     pub endurance: u32,
     /// Factory bad blocks, a fraction of each unit's blocks.
     pub factory_bad_blocks: f64,
+    /// Chance that an erase fails and retires its block (grown bad).
+    pub grown_bad_rate: f64,
 }
 
 /// Smallest NAND page accepted (small-block SLC: 512 B).
@@ -403,6 +410,19 @@ impl NandFile {
                         );
                     }
                     f.clamp(0.0, 0.49)
+                }
+            },
+            grown_bad_rate: match nf.grown_bad_rate.as_deref() {
+                None => 0.0,
+                Some(v) => {
+                    let f = c.pct("nand.grown_bad_rate", v);
+                    if !(0.0..=0.1).contains(&f) {
+                        c.push(
+                            "nand.grown_bad_rate",
+                            format!("{v}: expected a chance per erase from 0% to 10%"),
+                        );
+                    }
+                    f.clamp(0.0, 0.1)
                 }
             },
             endurance: match nf.endurance {
