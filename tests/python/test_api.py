@@ -367,6 +367,16 @@ def test_wear_section_from_python():
     assert "Wear: erases per block" in r.summary()
     with pytest.raises(ssdlab.ConfigError, match="wear_leveling"):
         Device.preset("pm9a3-960g").with_(ftl__wear_leveling="often")
+    # Failed erases retire blocks into replacement blocks.
+    r = ssdlab.run(dev.with_(nand__grown_bad_rate="0.5%", ftl__spare_blocks="2%"), job)
+    w = r.wear
+    assert w.spare_blocks > 0 and 0 < w.grown_bad_blocks == w.spare_blocks_used <= w.spare_blocks
+    assert w.retired_at_endurance == 0 and "grown bad" in r.summary()
+    # A drive worn out ends the run with the reason.
+    with pytest.raises(Exception, match="worn out"):
+        ssdlab.run(dev.with_(nand__endurance=1), job)
+    with pytest.raises(ssdlab.ConfigError, match="grown_bad_rate"):
+        dev.with_(nand__grown_bad_rate="50%")
 
 
 def test_buffered_io_through_the_page_cache_from_python():
