@@ -32,7 +32,7 @@ from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
 from .result import (DataStore, Direction, FlashOps, Gc, Latency, MappingCache, PageCache, Result, Slc, Utilisation,
-                     Verify, Wear)
+                     Verify, WafSplit, Wear)
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -51,6 +51,7 @@ __all__ = [
     "Latency",
     "Gc",
     "MappingCache",
+    "WafSplit",
     "Wear",
     "PageCache",
     "DataStore",

@@ -130,6 +130,21 @@ class Wear:
 
 
 @dataclass(frozen=True)
+class WafSplit:
+    """The measured window's write amplification by writer: mapping units
+    programmed for host data (``user``), GC copies (``gc``), SLC-cache
+    folding (``slc_fold``) and a cached mapping table's translation pages
+    (``mapping``), each per host mapping unit written (``host_units``).
+    The parts add up to :attr:`Result.waf`."""
+
+    host_units: int = 0
+    user: float = 0.0
+    gc: float = 0.0
+    slc_fold: float = 0.0
+    mapping: float = 0.0
+
+
+@dataclass(frozen=True)
 class MappingCache:
     """The cached mapping table in the measured window (devices with
     ``ftl.mapping_cache`` other than ``"all"``): its size in bytes and
@@ -275,6 +290,7 @@ class Result:
         self.slc: Optional[Slc] = _pick(Slc, r["slc"]) if r.get("slc") else None
         #: Wear (:class:`Wear`): erase counts and life.
         self.wear: Wear = _pick(Wear, r.get("wear", {}) or {})
+        self.waf_split: WafSplit = _pick(WafSplit, r.get("waf_split", {}) or {})
         #: The cached mapping table (:class:`MappingCache`), or None when the
         #: whole mapping is in DRAM (``ftl.mapping_cache = "all"``).
         self.mapping: Optional[MappingCache] = _pick(MappingCache, r["mapping"]) if r.get("mapping") else None
@@ -513,6 +529,12 @@ class Result:
             f"  WAF: {self.waf:.3f}   GC: {self.gc.runs} runs, {self.gc.pages_moved} pages moved, "
             f"{self.gc.blocks_erased} blocks erased"
         )
+        ws = self.waf_split
+        if ws.host_units:
+            lines.append(
+                f"  WAF by writer: user {ws.user:.3f} + GC {ws.gc:.3f} + SLC fold {ws.slc_fold:.3f} "
+                f"+ mapping {ws.mapping:.3f}"
+            )
         w = self.wear
         life = f"{w.tbw_bytes / 1e12:.1f} TB writable at this WAF" if w.tbw_bytes > 0 else "no writes to estimate life from"
         lines.append(

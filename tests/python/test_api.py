@@ -365,6 +365,10 @@ def test_wear_section_from_python():
     assert w.tbw_bytes == pytest.approx(3000 * r.raw_bytes / r.waf, rel=1e-9)
     assert r.metrics()["wear_wl_index"] == w.wl_index
     assert "Wear: erases per block" in r.summary()
+    s = r.waf_split
+    assert isinstance(s, ssdlab.WafSplit) and s.host_units == r.write.bytes // 4096
+    assert s.user + s.gc + s.slc_fold + s.mapping == pytest.approx(r.waf, rel=1e-9)
+    assert r.metrics()["waf_split_gc"] == s.gc
     with pytest.raises(ssdlab.ConfigError, match="wear_leveling"):
         Device.preset("pm9a3-960g").with_(ftl__wear_leveling="often")
     # Failed erases retire blocks into replacement blocks.

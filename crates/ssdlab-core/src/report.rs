@@ -278,6 +278,82 @@ pub struct DeviceInfo {
     pub overrides: Vec<crate::config::AppliedOverride>,
 }
 
+/// Write amplification by writer in the measured window: mapping units
+/// programmed for each, per host mapping unit written. The parts add up
+/// to the report's `waf`.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct WafSplit {
+    /// Host mapping units written (the denominator).
+    pub host_units: u64,
+    /// Host data programmed (to SLC or native cells; padding of partial
+    /// program units included, rewrites absorbed by the buffer excluded).
+    pub user: f64,
+    /// Valid data moved by garbage collection (static wear levelling's
+    /// cold-block collection included).
+    pub gc: f64,
+    /// SLC-cache data folded into native blocks.
+    pub slc_fold: f64,
+    /// Translation pages of a cached mapping table (evictions and their GC).
+    pub mapping: f64,
+}
+
+impl WafSplit {
+    /// From the window's counters: host units, units programmed in all,
+    /// GC and folding copies programmed, the copies GC and folding made
+    /// (which apportion those programmed between them), and translation
+    /// units programmed.
+    fn of(
+        host: u64,
+        programmed: u64,
+        relocated: u64,
+        (gc_moved, fold_moved): (u64, u64),
+        mapping: u64,
+    ) -> WafSplit {
+        let per = |n: u64| {
+            if host == 0 {
+                0.0
+            } else {
+                n as f64 / host as f64
+            }
+        };
+        let fold_share = if gc_moved + fold_moved == 0 {
+            0.0
+        } else {
+            fold_moved as f64 / (gc_moved + fold_moved) as f64
+        };
+        WafSplit {
+            host_units: host,
+            user: per(programmed.saturating_sub(relocated + mapping)),
+            gc: per(relocated) * (1.0 - fold_share),
+            slc_fold: per(relocated) * fold_share,
+            mapping: per(mapping),
+        }
+    }
+
+    /// Over drives: the parts weighted by each drive's host units.
+    fn sum(parts: &[&WafSplit]) -> WafSplit {
+        let host: u64 = parts.iter().map(|p| p.host_units).sum();
+        let w = |f: &dyn Fn(&WafSplit) -> f64| {
+            if host == 0 {
+                0.0
+            } else {
+                parts
+                    .iter()
+                    .map(|p| f(p) * p.host_units as f64)
+                    .sum::<f64>()
+                    / host as f64
+            }
+        };
+        WafSplit {
+            host_units: host,
+            user: w(&|p| p.user),
+            gc: w(&|p| p.gc),
+            slc_fold: w(&|p| p.slc_fold),
+            mapping: w(&|p| p.mapping),
+        }
+    }
+}
+
 /// Preconditioning summary.
 #[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct PreconditionInfo {
@@ -322,6 +398,8 @@ pub struct Report {
     pub flush: Direction,
     /// Write amplification (flash programmed / host written) in the window.
     pub waf: f64,
+    /// The WAF by writer (user data, GC, SLC folding, mapping table).
+    pub waf_split: WafSplit,
     /// GC.
     pub gc: Gc,
     /// SLC write cache, when the device has one.
@@ -813,6 +891,16 @@ impl Report {
             trim: dir(stats[2], secs),
             flush: dir(stats[3], secs),
             waf: if waf.is_finite() { waf } else { 0.0 },
+            waf_split: WafSplit::of(
+                host,
+                prog,
+                now.ftl.relocated_programmed - base.ftl.relocated_programmed,
+                (
+                    now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
+                    now.ftl.fold_slots_moved - base.ftl.fold_slots_moved,
+                ),
+                now.ftl.map_slots - base.ftl.map_slots,
+            ),
             gc: Gc {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
                 pages_moved: now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
@@ -962,6 +1050,7 @@ impl Report {
             trim: dir(&h.trim, secs),
             flush: dir(&h.flush, secs),
             waf,
+            waf_split: WafSplit::sum(&per.iter().map(|p| &p.waf_split).collect::<Vec<_>>()),
             gc: Gc {
                 runs: per.iter().map(|p| p.gc.runs).sum(),
                 pages_moved: per.iter().map(|p| p.gc.pages_moved).sum(),
@@ -1221,6 +1310,14 @@ impl Report {
             "  WAF: {:.3}   GC: {} runs, {} pages moved, {} blocks erased",
             self.waf, self.gc.runs, self.gc.pages_moved, self.gc.blocks_erased
         );
+        if self.waf_split.host_units > 0 {
+            let w = &self.waf_split;
+            let _ = writeln!(
+                s,
+                "  WAF by writer: user {:.3} + GC {:.3} + SLC fold {:.3} + mapping {:.3}",
+                w.user, w.gc, w.slc_fold, w.mapping
+            );
+        }
         if self.gc.runs > 0 {
             let _ = writeln!(
                 s,

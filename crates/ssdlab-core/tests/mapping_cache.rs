@@ -130,6 +130,11 @@ fn random_writes_with_a_tiny_mapping_cache_lose_nothing() {
     // The mapping's share of the WAF is its programmed slots over host writes.
     assert!((m.waf_mapping - m.translation_writes as f64 / r.write.ios as f64).abs() < 1e-9);
     assert!(r.waf > 1.0 + m.waf_mapping);
+    // The report's split by writer has the same mapping part, and the
+    // parts add up to the WAF.
+    let w = &r.waf_split;
+    assert!((w.mapping - m.waf_mapping).abs() < 1e-12, "{w:?} vs {m:?}");
+    assert!((w.user + w.gc + w.slc_fold + w.mapping - r.waf).abs() < 1e-9);
 }
 
 #[test]

@@ -160,6 +160,23 @@ fn folding_keeps_every_written_lba() {
         "{}",
         r.waf
     );
+    // By writer: the folded units programmed over the host units (a few
+    // copies are superseded by host writes before they are programmed);
+    // the parts add up.
+    let w = &r.waf_split;
+    assert_eq!(w.host_units, r.write.bytes / 4096);
+    let folded = c.folded_bytes as f64 / 4096.0 / w.host_units as f64;
+    assert!(
+        w.slc_fold <= folded && w.slc_fold > 0.98 * folded,
+        "{w:?} vs {folded}"
+    );
+    assert_eq!(w.gc, 0.0);
+    assert_eq!(w.mapping, 0.0);
+    assert!(
+        (w.user + w.gc + w.slc_fold + w.mapping - r.waf).abs() < 1e-9,
+        "{w:?} vs {}",
+        r.waf
+    );
 }
 
 /// Mean QD1 random-read latency over 8 MiB written just before, with the

@@ -45,6 +45,26 @@ fn the_report_gives_the_erase_counts_and_the_life_they_imply() {
     assert!((w.life_used - max as f64 / 1e5).abs() < 1e-12);
     let raw = s.drives[0].dev.nand.raw_bytes() as f64;
     assert!((w.tbw_bytes - 1e5 * raw / r.waf).abs() / w.tbw_bytes < 1e-12);
+    // The WAF by writer: GC's part is the copies programmed per host unit
+    // (at most those GC made: a host write may supersede one first), the
+    // user part the host units programmed (all but those rewritten in the
+    // buffer or still there at the end), and they add up.
+    let split = &r.waf_split;
+    assert_eq!(split.host_units, r.write.bytes / 4096);
+    let moved = r.gc.pages_moved as f64 / split.host_units as f64;
+    assert!(
+        split.gc <= moved && split.gc > 0.98 * moved,
+        "{split:?} vs {moved}"
+    );
+    // 90 % of the writes go to 1,024 units, 64 of them in the buffer at a
+    // time: about 5 % of the writes find their unit still there.
+    assert!(split.user <= 1.0 && split.user > 0.9, "{split:?}");
+    assert_eq!((split.slc_fold, split.mapping), (0.0, 0.0));
+    assert!(
+        (split.user + split.gc - r.waf).abs() < 1e-9,
+        "{split:?} vs {}",
+        r.waf
+    );
     // A window that writes nothing gives no estimate.
     let job = fio::parse_str("[r]\nrw=randread\nbs=4k\nnumber_ios=100\n", "r").unwrap();
     let r = simulate_quiet(&RunSpec::new(common::small_slc(), job, "r")).unwrap();

@@ -115,6 +115,7 @@ impl Drive {
             |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer,
             &mut lpns,
         );
+        self.ftl.stats.relocated_programmed += gc as u64;
         if lpns.is_empty() {
             // Every staged GC entry had gone stale.
             self.progs[pid as usize] = (lpns, 0);

@@ -105,6 +105,9 @@ pub struct FtlStats {
     pub map_pages_moved: u64,
     /// Victims chosen by static wear levelling (cold blocks collected).
     pub static_wl_runs: u64,
+    /// GC and folding copies programmed (those a host write superseded
+    /// while they waited in the buffer are not).
+    pub relocated_programmed: u64,
 }
 
 impl FtlStats {
