@@ -356,7 +356,9 @@ def test_mapping_cache_counters_and_columns_from_python():
 def test_wear_section_from_python():
     # Random writes on a filled, shrunk PM9A3 (TLC: 3,000 rated cycles):
     # the erase counts and the life they imply, as attributes and columns.
-    dev = Device.preset("pm9a3-960g").with_(nand__channels=1, nand__blocks_per_plane=256, ftl__wear_leveling="static")
+    dev = Device.preset("pm9a3-960g").with_(
+        nand__channels=1, nand__dies_per_chip=2, nand__blocks_per_plane=256, ftl__over_provisioning="7%", ftl__wear_leveling="static"
+    )
     job = Job.from_fio_text("[w]\nrw=randwrite\nbs=4k\niodepth=16\nio_size=1g\nnorandommap\n")
     r = ssdlab.run(dev, job)
     w = r.wear

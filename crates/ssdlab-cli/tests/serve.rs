@@ -220,7 +220,7 @@ fn fio_nbd_engine_verifies_crc32c_over_several_connections() {
         return;
     }
     let d = Dir::new("fio");
-    let job = "[global]\nioengine=nbd\nuri=${uri}\nrw=randwrite\nbs=4k\nsize=8m\niodepth=8\nverify=crc32c\ndo_verify=1\n\n[a]\noffset=0\n\n[b]\noffset=64m\n\n[c]\noffset=128m\nrw=randrw\nverify=0\nnumber_ios=2000\n";
+    let job = "[global]\nioengine=nbd\nuri=${uri}\nrw=randwrite\nbs=4k\nsize=8m\niodepth=8\nverify=crc32c\ndo_verify=1\nverify_state_save=0\n\n[a]\noffset=0\n\n[b]\noffset=64m\n\n[c]\noffset=128m\nrw=randrw\nverify=0\nnumber_ios=2000\n";
     std::fs::write(d.join("v.fio"), job).unwrap();
     let cmd = format!(
         "env uri=\"$uri\" fio {} --output-format=json --output={}",

@@ -902,9 +902,10 @@ mod tests {
 
     #[test]
     fn impossible_geometry_rejected() {
-        let t = preset_text("pm9a3-960g")
-            .unwrap()
-            .replace("over_provisioning = \"7%\"", "over_provisioning = \"0%\"");
+        let t = preset_text("pm9a3-960g").unwrap().replace(
+            "over_provisioning = \"14.55%\"",
+            "over_provisioning = \"0%\"",
+        );
         let e = DeviceFile::from_toml_str(&t, "x.toml")
             .unwrap()
             .resolve("x.toml")
@@ -915,7 +916,7 @@ mod tests {
         );
         let t = preset_text("pm9a3-960g")
             .unwrap()
-            .replace("blocks_per_plane = 5102", "blocks_per_plane = 5102000");
+            .replace("blocks_per_plane = 2731", "blocks_per_plane = 5102000");
         let e = DeviceFile::from_toml_str(&t, "x.toml")
             .unwrap()
             .resolve("x.toml")

@@ -244,7 +244,7 @@ fn drive_too_large_for_memory_is_an_error() {
     let text = ssdlab_core::config::preset_text("pm9a3-960g")
         .unwrap()
         .replace("mapping_unit = \"4KiB\"", "mapping_unit = \"512B\"")
-        .replace("blocks_per_plane = 5102", "blocks_per_plane = 500000");
+        .replace("blocks_per_plane = 2731", "blocks_per_plane = 500000");
     let e = DeviceFile::from_toml_str(&text, "huge.toml")
         .unwrap()
         .resolve("huge.toml")

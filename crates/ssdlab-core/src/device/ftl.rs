@@ -1351,7 +1351,7 @@ bus_bandwidth = "400MB/s"
         let s = stripe_order(&g, &d.ftl.allocation);
         let mut sorted = s.clone();
         sorted.sort();
-        assert_eq!(sorted, (0..16).collect::<Vec<_>>());
+        assert_eq!(sorted, (0..32).collect::<Vec<_>>());
         // channel-first: consecutive units are on different channels
         assert_ne!(
             g.channel_of_die(g.die_of_unit(s[0])),

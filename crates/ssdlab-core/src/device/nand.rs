@@ -233,7 +233,7 @@ mod tests {
     fn decode_round_trip() {
         let d = Device::preset("pm9a3-960g").unwrap();
         let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
-        assert_eq!(g.units, 16);
+        assert_eq!(g.units, 32);
         assert_eq!(g.planes_per_unit, 2);
         assert_eq!(g.slots_per_program, 2 * 3 * 4);
         let bid = g.block_id(5, 17);
@@ -249,6 +249,6 @@ mod tests {
             }
         );
         assert_eq!(g.page_type(7), 1);
-        assert_eq!(g.channel_of_die(g.die_of_unit(5)), 2);
+        assert_eq!(g.channel_of_die(g.die_of_unit(5)), 1);
     }
 }
