@@ -169,8 +169,9 @@ class MappingCache:
 class PageCache:
     """The host page cache over the run (jobs with ``direct=0``): its
     size, hits and misses of reads (in pages), what went to and came from
-    the drives, dirty data left at the end, and writers throttled at
-    ``host.dirty_ratio``."""
+    the drives, dirty data left at the end and at its peak, writes paused
+    by proportional throttling (``host.dirty_throttle``) and writes that
+    waited at ``host.dirty_ratio``."""
 
     capacity_bytes: int = 0
     peak_bytes: int = 0
@@ -183,6 +184,9 @@ class PageCache:
     cached_at_end_bytes: int = 0
     throttled_writes: int = 0
     throttle_time_s: float = 0.0
+    paused_writes: int = 0
+    pause_time_s: float = 0.0
+    dirty_peak_bytes: int = 0
     drive_read_requests: int = 0
     drive_write_requests: int = 0
 

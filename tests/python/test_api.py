@@ -399,6 +399,20 @@ def test_buffered_io_through_the_page_cache_from_python():
     assert pc.hit_pages + pc.miss_pages == 4096 and pc.hit_pages >= 2048
     assert pc.drive_read_requests < 200
     assert 8 << 20 <= pc.read_from_drive_bytes <= (8 << 20) + (256 << 10)
+    # A buffered writer faster than a drive (a 128 MiB page cache, so the
+    # dirty limit is 25.6 MiB, in front of a drive slowed to under
+    # 200 MB/s) is paced by proportional throttling and never reaches the
+    # limit; with host.dirty_throttle="hard" it waits there instead.
+    small = dev.with_(host__memory="128MiB", host__page_cache_share="100%", nand__t_prog_one_shot="20ms")
+    w = Job.from_fio_text("[w]\nrw=write\nbs=64k\ndirect=0\nsize=256m\n")
+    pc = ssdlab.run(small, w, precondition="fresh").page_cache
+    assert pc.paused_writes > 0 and pc.pause_time_s > 0 and pc.throttled_writes == 0
+    assert 0.15 * (128 << 20) < pc.dirty_peak_bytes <= 0.2 * (128 << 20)
+    pc = ssdlab.run(small.with_(host__dirty_throttle="hard"), w, precondition="fresh").page_cache
+    assert pc.paused_writes == 0 and pc.throttled_writes > 0
+    with pytest.raises(ssdlab.ConfigError) as e:
+        dev.with_(host__dirty_throttle="smooth")
+    assert "host.dirty_throttle" in str(e.value)
     # Direct I/O has no page-cache section; buffered I/O without host memory is refused by key.
     assert ssdlab.run(dev, Job.from_fio_text("[r]\nrw=read\nnumber_ios=10\n")).page_cache is None
     with pytest.raises(ssdlab.WorkloadError) as e:

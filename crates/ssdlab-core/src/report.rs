@@ -1240,7 +1240,7 @@ impl Report {
             let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
             let _ = writeln!(
                 s,
-                "  page cache: {:.0} MiB (peak {:.0} MiB); reads {} pages hit, {} missed; {:.1} MiB read from drives, {:.1} MiB written back; {:.1} MiB dirty at end; {} writes throttled ({:.3} s)",
+                "  page cache: {:.0} MiB (peak {:.0} MiB); reads {} pages hit, {} missed; {:.1} MiB read from drives, {:.1} MiB written back; {:.1} MiB dirty at end (peak {:.1} MiB); {} writes paused ({:.3} s), {} waited at dirty_ratio ({:.3} s)",
                 mib(pc.capacity_bytes),
                 mib(pc.peak_bytes),
                 pc.hit_pages,
@@ -1248,6 +1248,9 @@ impl Report {
                 mib(pc.read_from_drive_bytes),
                 mib(pc.written_back_bytes),
                 mib(pc.dirty_at_end_bytes),
+                mib(pc.dirty_peak_bytes),
+                pc.paused_writes,
+                pc.pause_time_s,
                 pc.throttled_writes,
                 pc.throttle_time_s
             );

@@ -10,8 +10,10 @@
 //! - A write copies into the cache and is acknowledged then: its pages are
 //!   dirty. Above `dirty_background_ratio` of the cache, writeback sends
 //!   contiguous dirty runs to the drive (`writeback_depth` requests in
-//!   flight per drive, on a flusher thread); above `dirty_ratio`, writers
-//!   wait until writeback brings the dirty share back under it.
+//!   flight per drive, on a flusher thread). Above the midpoint of the two
+//!   thresholds writers pause after each write (Linux's proportional
+//!   `balance_dirty_pages`, [`Throttle`]); above `dirty_ratio` they wait
+//!   until writeback brings the dirty share back under it.
 //! - `fsync` / `end_fsync` waits until the drive's dirty pages are written,
 //!   then sends an NVMe Flush.
 //! - A trim drops the pages and goes to the drive.
@@ -20,6 +22,7 @@
 //! end), as fio reports them; the drive's own requests are counted in the
 //! report's `page_cache` section. Model and sources: docs/models/page-cache.md.
 
+use super::config::DirtyThrottle;
 use super::pagecache::{PageCache, PageState, Readahead};
 use super::{Drives, Host, HostCmd, Submission};
 use crate::engine::EventQueue;
@@ -102,12 +105,19 @@ pub(crate) struct Buffered {
     max_ra: u64,
     dirty_limit: u64,
     dirty_bg: u64,
+    /// Proportional throttling, if on.
+    throttle: Option<Throttle>,
     wb_depth: u32,
     /// CPU time per page added or evicted.
     page_time: Time,
     /// Time writers spent throttled (measured or not).
     pub(crate) throttle_time: Time,
     pub(crate) throttled_writes: u64,
+    /// Writes paused by proportional throttling, and for how long in all.
+    pub(crate) paused_writes: u64,
+    pub(crate) pause_time: Time,
+    /// Most pages dirty or under writeback at once.
+    pub(crate) dirty_peak: u64,
     /// Read requests sent to the drives (readahead windows split at `max_request`).
     pub(crate) read_requests: u64,
     /// Writeback requests sent to the drives.
@@ -126,6 +136,8 @@ impl Buffered {
             ((cfg.memory.0 as f64 * cfg.page_cache_share) / unit_bytes as f64).floor() as u64;
         let capacity = capacity.max(1);
         let per_4k = unit_bytes as f64 / 4096.0;
+        let dirty_limit = ((capacity as f64 * cfg.dirty_ratio) as u64).max(1);
+        let dirty_bg = ((capacity as f64 * cfg.dirty_background_ratio) as u64).max(1);
         Buffered {
             cache: PageCache::new(capacity, drives),
             apps: Vec::new(),
@@ -145,12 +157,17 @@ impl Buffered {
             flusher_cpu,
             max_request: (cfg.max_request.0 / unit_bytes).max(1),
             max_ra: cfg.readahead.0 / unit_bytes,
-            dirty_limit: ((capacity as f64 * cfg.dirty_ratio) as u64).max(1),
-            dirty_bg: ((capacity as f64 * cfg.dirty_background_ratio) as u64).max(1),
+            dirty_limit,
+            dirty_bg,
+            throttle: (cfg.dirty_throttle == DirtyThrottle::Proportional)
+                .then(|| Throttle::new(dirty_bg, dirty_limit, unit_bytes, drives)),
             wb_depth: cfg.writeback_depth.max(1),
             page_time: Time::from_secs_f64(cfg.page_cycles as f64 * per_4k / cfg.clock_hz.max(1.0)),
             throttle_time: Time::ZERO,
             throttled_writes: 0,
+            paused_writes: 0,
+            pause_time: Time::ZERO,
+            dirty_peak: 0,
             read_requests: 0,
             write_requests: 0,
         }
@@ -421,9 +438,11 @@ impl Host {
             b.wb_queue[d as usize] = Some(c.q);
         }
         let mut pages = 0;
+        let mut dirtied = 0;
         for p in first..first + n {
-            let (new, ev) = b.cache.write(d, p);
+            let (new, ev, dirty) = b.cache.write(d, p);
             pages += new as u64 + ev;
+            dirtied += dirty as u64;
         }
         if b.dirtied_when[d as usize].is_none() {
             b.dirtied_when[d as usize] = Some(t);
@@ -435,15 +454,24 @@ impl Host {
         }
         let cost = b.page_time.times(pages) + self.copy_bw.transfer_time(n * self.unit_bytes);
         let (_, end) = self.cpus[cpu].reserve(t, cost);
-        let over = b.cache.dirty_pages() + b.cache.writeback_pages() > b.dirty_limit;
-        if over {
-            // balance_dirty_pages: the writer waits for writeback.
+        let dirty = b.cache.dirty_pages() + b.cache.writeback_pages();
+        b.dirty_peak = b.dirty_peak.max(dirty);
+        let pause = match b.throttle.as_mut() {
+            Some(th) => th.pause(d, end, dirtied, dirty),
+            None => Time::ZERO,
+        };
+        if dirty > b.dirty_limit {
+            // Over the hard limit: the writer waits for writeback.
             b.apps[app as usize].throttled = true;
             b.apps[app as usize].c.issued = end;
             b.throttled.push(app);
             b.throttled_writes += 1;
         } else {
-            eq.at(end, Event::AppDone { app });
+            if pause > Time::ZERO {
+                b.paused_writes += 1;
+                b.pause_time += pause;
+            }
+            eq.at(end + pause, Event::AppDone { app });
         }
         self.writeback(d, end, eq, submit);
     }
@@ -612,6 +640,9 @@ impl Host {
             Op::Write => {
                 b.cache.writeback_done(k.d, k.first, k.n);
                 b.wb_inflight[k.d as usize] -= 1;
+                if let Some(th) = b.throttle.as_mut() {
+                    th.written(k.d, k.n);
+                }
             }
             Op::Trim | Op::Flush => {}
         }
@@ -708,6 +739,9 @@ impl Host {
             dirty_at_end_bytes: (b.cache.dirty_pages() + b.cache.writeback_pages()) * u,
             throttled_writes: b.throttled_writes,
             throttle_time_s: b.throttle_time.as_secs_f64(),
+            paused_writes: b.paused_writes,
+            pause_time_s: b.pause_time.as_secs_f64(),
+            dirty_peak_bytes: b.dirty_peak * u,
             cached_at_end_bytes: b.cache.len() * u,
             drive_read_requests: b.read_requests,
             drive_write_requests: b.write_requests,
@@ -737,12 +771,148 @@ pub struct PageCacheReport {
     pub dirty_at_end_bytes: u64,
     /// Cached when the run ended.
     pub cached_at_end_bytes: u64,
-    /// Writes that waited under `dirty_ratio`.
+    /// Writes that waited for dirty data to fall under `dirty_ratio` (the
+    /// hard limit).
     pub throttled_writes: u64,
     /// Time they waited, in total.
     pub throttle_time_s: f64,
+    /// Writes paused by proportional throttling (`host.dirty_throttle`).
+    pub paused_writes: u64,
+    /// Time they were paused, in total.
+    pub pause_time_s: f64,
+    /// Most data dirty or under writeback at once.
+    pub dirty_peak_bytes: u64,
     /// Read requests sent to the drives (readahead windows, split at `host.max_request`).
     pub drive_read_requests: u64,
     /// Writeback requests sent to the drives.
     pub drive_write_requests: u64,
+}
+
+/// Linux's proportional dirty throttling (`balance_dirty_pages` in
+/// `mm/page-writeback.c`, the IO-less throttling of Linux 3.2), with one
+/// write-back context per drive:
+///
+/// - Under the *freerun* ceiling, halfway between the background threshold
+///   and the hard limit, writers are not held back.
+/// - Above it a writer pauses after each write for the pages it newly
+///   dirtied divided by `dirty_ratelimit × pos_ratio`, at most 200 ms
+///   (`MAX_PAUSE`). `pos_ratio = 1 + ((setpoint − dirty) / (limit −
+///   setpoint))³`, clamped to [0, 2], with the setpoint halfway between
+///   freerun and the limit: 2 at freerun, 1 at the setpoint, 0 at the limit.
+/// - Every 200 ms (`BANDWIDTH_INTERVAL`) the drive's write bandwidth is
+///   re-estimated from the pages written back, averaged over a 4.096 s
+///   window (`wb_update_write_bandwidth`, HZ = 1000), and `dirty_ratelimit`
+///   moves halfway towards the balanced rate `task_ratelimit × write_bw /
+///   dirty_rate` (`wb_update_dirty_ratelimit`, whose step rules are
+///   simplified to this halving), which converges to the write bandwidth
+///   shared among the writers. Both start at 100 MiB/s (`INIT_BW`).
+///
+/// Simplified: one global position (Linux multiplies in a per-device
+/// one), no minimum pause or pause batching, no `strictlimit`.
+#[derive(Debug, Clone)]
+pub(crate) struct Throttle {
+    freerun: u64,
+    setpoint: f64,
+    limit: f64,
+    wb: Vec<WbRate>,
+}
+
+/// One drive's write-back rate estimate.
+#[derive(Debug, Clone)]
+struct WbRate {
+    stamp: Time,
+    written: u64,
+    written_stamp: u64,
+    dirtied: u64,
+    dirtied_stamp: u64,
+    /// Estimated write-back bandwidth, pages per second.
+    write_bw: f64,
+    /// Rate each writer may dirty at the setpoint, pages per second.
+    ratelimit: f64,
+}
+
+/// Linux's `BANDWIDTH_INTERVAL` (200 ms).
+const BW_INTERVAL: Time = Time::ms(200);
+/// Window of the write-bandwidth average: `roundup_pow_of_two(3 * HZ)`
+/// jiffies at HZ = 1000.
+const BW_PERIOD_S: f64 = 4.096;
+/// Linux's `MAX_PAUSE` (HZ / 5).
+const MAX_PAUSE: Time = Time::ms(200);
+/// Linux's `INIT_BW`: 100 MiB/s.
+const INIT_BW_BYTES: f64 = 100.0 * 1024.0 * 1024.0;
+
+impl Throttle {
+    fn new(bg: u64, limit: u64, unit_bytes: u64, drives: usize) -> Throttle {
+        let freerun = (bg + limit) / 2;
+        let init = INIT_BW_BYTES / unit_bytes.max(1) as f64;
+        Throttle {
+            freerun,
+            setpoint: (freerun + limit) as f64 / 2.0,
+            limit: limit as f64,
+            wb: vec![
+                WbRate {
+                    stamp: Time::ZERO,
+                    written: 0,
+                    written_stamp: 0,
+                    dirtied: 0,
+                    dirtied_stamp: 0,
+                    write_bw: init,
+                    ratelimit: init,
+                };
+                drives
+            ],
+        }
+    }
+
+    /// Position ratio at `dirty` pages: 2 at freerun, 1 at the setpoint,
+    /// 0 at the limit.
+    fn pos_ratio(&self, dirty: u64) -> f64 {
+        let x = (self.setpoint - dirty as f64) / (self.limit - self.setpoint + 1.0);
+        (1.0 + x * x * x).clamp(0.0, 2.0)
+    }
+
+    /// `n` pages of drive `d` were written back.
+    fn written(&mut self, d: u16, n: u64) {
+        self.wb[d as usize].written += n;
+    }
+
+    /// A writer on drive `d` newly dirtied `dirtied` pages and is done
+    /// copying at `now`, with `dirty` pages dirty or under writeback: how
+    /// long it pauses.
+    fn pause(&mut self, d: u16, now: Time, dirtied: u64, dirty: u64) -> Time {
+        let throttled = dirty > self.freerun;
+        let pos = self.pos_ratio(dirty);
+        let w = &mut self.wb[d as usize];
+        w.dirtied += dirtied;
+        let elapsed = now.saturating_sub(w.stamp);
+        if elapsed >= BW_INTERVAL {
+            let el = elapsed.as_secs_f64();
+            let written = (w.written - w.written_stamp) as f64;
+            // Quiet periods (nothing written back) keep the estimate.
+            if written > 0.0 {
+                let bw = written / el;
+                w.write_bw = if el >= BW_PERIOD_S {
+                    bw
+                } else {
+                    (bw * el + w.write_bw * (BW_PERIOD_S - el)) / BW_PERIOD_S
+                };
+            }
+            let dirty_rate = (w.dirtied - w.dirtied_stamp) as f64 / el;
+            if throttled && dirty_rate > 0.0 {
+                let balanced = w.ratelimit * pos * w.write_bw / dirty_rate;
+                w.ratelimit = ((w.ratelimit + balanced) / 2.0).max(1.0);
+            }
+            w.stamp = now;
+            w.written_stamp = w.written;
+            w.dirtied_stamp = w.dirtied;
+        }
+        if !throttled || dirtied == 0 {
+            return Time::ZERO;
+        }
+        let rate = w.ratelimit * pos;
+        if rate <= 0.0 {
+            return MAX_PAUSE;
+        }
+        Time::from_secs_f64(dirtied as f64 / rate).min(MAX_PAUSE)
+    }
 }

@@ -43,6 +43,9 @@ fn d_wb_interval() -> String {
 fn d_zero_bytes() -> String {
     "0B".into()
 }
+fn d_throttle() -> String {
+    "proportional".into()
+}
 
 /// `[host]`: the host driver's per-I/O software cost, and the CPU and
 /// memory buffered I/O uses.
@@ -99,6 +102,12 @@ pub struct HostFile {
     /// (`vm.dirty_writeback_centisecs`).
     #[serde(default = "d_wb_interval")]
     pub dirty_writeback_interval: String,
+    /// How writers are held back between the background and the hard
+    /// limit: "proportional" (Linux's `balance_dirty_pages` since 3.2:
+    /// paused to the writeback rate, more as dirty data nears the limit) or
+    /// "hard" (they run free until `dirty_ratio`, then wait under it).
+    #[serde(default = "d_throttle")]
+    pub dirty_throttle: String,
 }
 
 impl Default for HostFile {
@@ -119,8 +128,23 @@ impl Default for HostFile {
             writeback_depth: d_wb_depth(),
             dirty_expire: d_expire(),
             dirty_writeback_interval: d_wb_interval(),
+            dirty_throttle: d_throttle(),
         }
     }
+}
+
+/// How buffered writers are held back as dirty data grows (`host.dirty_throttle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirtyThrottle {
+    /// Linux's IO-less dirty throttling (`mm/page-writeback.c`): above the
+    /// midpoint of the background and hard limits a writer pauses after
+    /// each write, at a rate that follows the drive's writeback bandwidth
+    /// and falls to zero at the hard limit.
+    Proportional,
+    /// Writers run free until the hard limit, then wait until writeback
+    /// brings dirty data back under it.
+    Hard,
 }
 
 /// Resolved host parameters.
@@ -156,6 +180,8 @@ pub struct HostConfig {
     pub dirty_expire: Time,
     /// Flusher wake-up period.
     pub dirty_writeback_interval: Time,
+    /// How writers are held back between the thresholds.
+    pub dirty_throttle: DirtyThrottle,
 }
 
 impl HostConfig {
@@ -230,6 +256,17 @@ impl HostFile {
                 "must be at least 1us (the flusher's wake-up period)",
             );
         }
+        let dirty_throttle = match self.dirty_throttle.trim() {
+            "proportional" => DirtyThrottle::Proportional,
+            "hard" => DirtyThrottle::Hard,
+            other => {
+                c.push(
+                    "host.dirty_throttle",
+                    format!("\"{other}\": expected \"proportional\" or \"hard\""),
+                );
+                DirtyThrottle::Proportional
+            }
+        };
         HostConfig {
             submit_overhead: c.time("host.submit_overhead", &self.submit_overhead),
             complete_overhead: c.time("host.complete_overhead", &self.complete_overhead),
@@ -246,6 +283,7 @@ impl HostFile {
             writeback_depth: self.writeback_depth,
             dirty_expire,
             dirty_writeback_interval: interval,
+            dirty_throttle,
         }
     }
 }

@@ -217,29 +217,33 @@ impl PageCache {
         }
     }
 
-    /// A write to a page: it becomes dirty. Returns (newly cached, evicted).
-    pub(crate) fn write(&mut self, d: u16, page: u64) -> (bool, u64) {
+    /// A write to a page: it becomes dirty. Returns (newly cached, evicted,
+    /// newly dirtied: it was not dirty already, as Linux counts pages a
+    /// task dirties for `balance_dirty_pages`).
+    pub(crate) fn write(&mut self, d: u16, page: u64) -> (bool, u64, bool) {
         let di = d as usize;
         match self.touch(d, page) {
-            Some(PageState::Dirty) | Some(PageState::Writeback { redirty: true }) => (false, 0),
+            Some(PageState::Dirty) | Some(PageState::Writeback { redirty: true }) => {
+                (false, 0, false)
+            }
             Some(PageState::Writeback { redirty: false }) => {
                 if let Some(p) = self.pages.get_mut(&key(d, page)) {
                     p.state = PageState::Writeback { redirty: true };
                 }
                 self.redirty[di] += 1;
-                (false, 0)
+                (false, 0, true)
             }
             Some(PageState::Clean) | Some(PageState::Reading(_)) => {
                 if let Some(p) = self.pages.get_mut(&key(d, page)) {
                     p.state = PageState::Dirty;
                 }
                 self.dirty[di].insert(page);
-                (false, 0)
+                (false, 0, true)
             }
             None => {
                 let ev = self.insert(d, page, PageState::Dirty);
                 self.dirty[di].insert(page);
-                (true, ev)
+                (true, ev, true)
             }
         }
     }
@@ -413,14 +417,17 @@ mod tests {
         let mut c = PageCache::new(3, 1);
         c.start_read(0, 1, 7);
         c.read_done(0, 1, 1, 7);
-        assert_eq!(c.write(0, 2), (true, 0));
+        assert_eq!(c.write(0, 2), (true, 0, true));
         c.start_read(0, 3, 8);
         c.read_done(0, 3, 1, 8);
         c.touch(0, 1); // 3 is now the least recent clean page
-        assert_eq!(c.write(0, 4), (true, 1));
+        assert_eq!(c.write(0, 4), (true, 1, true));
         assert_eq!(c.state(0, 3), None);
         assert_eq!(c.state(0, 1), Some(PageState::Clean));
         assert_eq!(c.state(0, 2), Some(PageState::Dirty));
+        // Rewriting a dirty page dirties nothing new; a clean one, it does.
+        assert_eq!(c.write(0, 4), (false, 0, false));
+        assert_eq!(c.write(0, 1), (false, 0, true));
     }
 
     #[test]
@@ -431,7 +438,9 @@ mod tests {
         }
         assert_eq!(c.take_writeback(0, 2), Some((5, 2)));
         assert_eq!(c.take_writeback(0, 8), Some((7, 1)));
-        c.write(0, 6); // written again under writeback
+        // Written again under writeback: newly dirty (once).
+        assert_eq!(c.write(0, 6), (false, 0, true));
+        assert_eq!(c.write(0, 6), (false, 0, false));
         assert_eq!(c.dirty_pages(), 2);
         c.writeback_done(0, 5, 2);
         assert_eq!(c.state(0, 5), Some(PageState::Clean));
