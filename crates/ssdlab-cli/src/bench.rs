@@ -194,6 +194,7 @@ fn four_drives(dev: &Device) -> ssdlab_core::system::config::SystemConfig {
         root_generation: dev.pcie.generation,
         root_lanes: 16,
         root_ports: 1,
+        root_memory_bandwidth: None,
         switches: vec![SwitchConfig {
             name: "sw0".into(),
             upstream: Parent::Root,

@@ -533,9 +533,9 @@ pub struct LinkReport {
     pub upper: String,
     /// Endpoint away from the root.
     pub lower: String,
-    /// Trained generation.
+    /// Trained generation (0: the root complex's memory port).
     pub generation: u32,
-    /// Trained width.
+    /// Trained width (0: the root complex's memory port).
     pub lanes: u32,
     /// Payload bandwidth per direction for large transfers (bytes/s).
     pub payload_bw_bytes_per_s: f64,
@@ -1454,14 +1454,18 @@ impl Report {
         if !self.links.is_empty() {
             let _ = writeln!(s, "links (PCIe):");
             for l in &self.links {
+                // The root complex's memory port is not a PCIe link.
+                let kind = if l.generation == 0 {
+                    "memory  ".to_string()
+                } else {
+                    format!("Gen{} x{:<2}", l.generation, l.lanes)
+                };
                 let _ = writeln!(
                     s,
-                    "  {:<12} {:>6} <-> {:<8} Gen{} x{:<2} {:>6.2} GB/s  up {:>5.1}%  down {:>5.1}%  {:.3} GB up, {:.3} GB down",
+                    "  {:<12} {:>6} <-> {:<8} {kind} {:>6.2} GB/s  up {:>5.1}%  down {:>5.1}%  {:.3} GB up, {:.3} GB down",
                     l.name,
                     l.upper,
                     l.lower,
-                    l.generation,
-                    l.lanes,
                     l.payload_bw_bytes_per_s / 1e9,
                     l.util_up * 100.0,
                     l.util_down * 100.0,

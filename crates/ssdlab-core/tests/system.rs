@@ -97,6 +97,61 @@ fn drives_behind_a_shared_uplink_stream_min_of_their_sum_and_the_uplink() {
 }
 
 #[test]
+fn the_root_complex_memory_port_caps_what_all_drives_move_together() {
+    // Four stream drives behind an x16 uplink (which carries all four):
+    // with `root_complex.memory_bandwidth` M they stream min(4 S, M) both
+    // ways (reads: data written into host memory; writes: data read from
+    // it), and a port faster than the links changes nothing at all.
+    let d = dir("memory");
+    let s = stream_link(&d).effective_bandwidth().0;
+    let with = |m: &str| {
+        switch_system(4, 16).replace(
+            "ports = 1\n",
+            &format!("ports = 1\nmemory_bandwidth = \"{m}\"\n"),
+        )
+    };
+    let writes = reads_on(4, "").replace("rw=read", "rw=write");
+    for (m, bw) in [("2GB/s", 2e9), ("5GB/s", 5e9)] {
+        let expect = (4.0 * s).min(bw);
+        let r = run_sys(load(&d, &with(m)).unwrap(), &reads_on(4, ""));
+        let got = r.read.bw_bytes_per_s;
+        assert!(
+            (got / expect - 1.0).abs() < 0.03,
+            "reads, {m}: {got:.3e} vs {expect:.3e}"
+        );
+        let port = r.links.iter().find(|l| l.name == "root-memory").unwrap();
+        assert_eq!((port.generation, port.lanes), (0, 0));
+        assert!(port.util_up > 0.95 && port.util_down < 0.05, "{port:?}");
+        let w = run_sys(load(&d, &with(m)).unwrap(), &writes);
+        let got = w.write.bw_bytes_per_s;
+        assert!(
+            (got / expect - 1.0).abs() < 0.03,
+            "writes, {m}: {got:.3e} vs {expect:.3e}"
+        );
+    }
+    // 1 TB/s: never the bottleneck, so every figure is the same as without it.
+    let a = run_sys(load(&d, &switch_system(4, 16)).unwrap(), &reads_on(4, ""));
+    let b = run_sys(load(&d, &with("1TB/s")).unwrap(), &reads_on(4, ""));
+    assert_eq!(a.read.iops, b.read.iops);
+    assert_eq!(a.read.lat_ns.mean, b.read.lat_ns.mean);
+    assert_eq!(b.links.len(), a.links.len() + 1);
+    // One drive straight on a root port: the port caps it too.
+    let one = "name = \"t\"\n[root_complex]\ngeneration = 3\nlanes = 4\nports = 1\nmemory_bandwidth = \"1GB/s\"\n\
+               [[drive]]\nname = \"nvme0\"\ndevice = \"stream.toml\"\n";
+    let r = run_sys(load(&d, one).unwrap(), &reads_on(1, ""));
+    assert!(
+        (r.read.bw_bytes_per_s / 1e9 - 1.0).abs() < 0.03,
+        "{}",
+        r.read.bw_bytes_per_s
+    );
+    // Bad values are named by key.
+    for bad in ["0GB/s", "4", "fast"] {
+        let e = problems(&d, &with(bad));
+        assert!(e.contains("root_complex.memory_bandwidth"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn a_small_ingress_buffer_limits_a_link_to_one_buffer_per_credit_round_trip() {
     let d = dir("credits");
     let link = stream_link(&d);
@@ -214,7 +269,7 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
             link: &p.link,
         })
         .collect();
-    let mut f = Fabric::build(&sw, &ports);
+    let mut f = Fabric::build(&sw, &ports, None);
     let t = f.peer_write(0, 1, Time::ZERO, 1 << 20);
     let by = |n: &str| {
         f.links()
@@ -230,7 +285,7 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
     let expect = one.payload_time(1 << 20) + Time::ns(200).times(2) + Time::ns(150);
     assert_eq!(t, expect);
     // The same transfer through the host crosses the uplink twice.
-    let mut g = Fabric::build(&sw, &ports);
+    let mut g = Fabric::build(&sw, &ports, None);
     let at_host = g.device_write(0, Time::ZERO, 1 << 20);
     g.host_write(1, at_host, 1 << 20);
     let up = g

@@ -71,6 +71,7 @@ pub fn system_of(device: Device) -> SystemConfig {
         root_generation: device.pcie.generation,
         root_lanes: device.pcie.lanes,
         root_ports: 1,
+        root_memory_bandwidth: None,
         switches: vec![SwitchConfig {
             name: "csd-switch".into(),
             upstream: Parent::Root,

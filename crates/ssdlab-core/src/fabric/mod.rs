@@ -41,6 +41,12 @@
 //! the switch, and the uplink serves busy ports in arrival order (about
 //! round robin) even when their queue depths differ.
 //!
+//! The root complex's DMA port into host memory can limit too
+//! (`root_complex.memory_bandwidth`): it is then one more shared hop at the
+//! top of every path, a calendar per direction (writes into memory, reads
+//! from it) at that rate with no latency of its own. Doorbells (the host's
+//! own MMIO writes) and peer-to-peer transfers do not cross it.
+//!
 //! A path of one link (the one-drive system) is exactly [`Link`]'s own
 //! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
 //! the lowest switch the two endpoints share and down again: it never
@@ -49,7 +55,7 @@
 pub mod pcie;
 
 use crate::config::PcieConfig;
-use crate::units::{Bytes, Time};
+use crate::units::{Bandwidth, Bytes, Time};
 use pcie::{Dir, Link};
 use serde::Serialize;
 use std::cell::Cell;
@@ -87,6 +93,9 @@ pub struct Fabric {
     shared_links: bool,
     /// One root port and one drive: every transfer is `links[0]`'s own.
     single: bool,
+    /// The root complex's memory port, if it limits: the last hop of every
+    /// path (the first of every downward transfer).
+    mem: Option<usize>,
     /// Per port: the last (bytes, time) of [`Fabric::device_write_time`]
     /// and of [`Fabric::device_read_time`] over a path of several hops
     /// (the same size recurs on every command).
@@ -265,13 +274,20 @@ impl Fabric {
             switches: Vec::new(),
             shared_links: false,
             single: true,
+            mem: None,
             idle_memo: Vec::new(),
         }
     }
 
     /// A tree of switches and drives under the root complex (a valid tree:
-    /// see [`crate::system::config`]); port `i` is `ports[i]`.
-    pub fn build(switches: &[SwitchSpec<'_>], ports: &[PortSpec<'_>]) -> Fabric {
+    /// see [`crate::system::config`]); port `i` is `ports[i]`. With
+    /// `memory`, the root complex's port into host memory carries at most
+    /// that rate per direction.
+    pub fn build(
+        switches: &[SwitchSpec<'_>],
+        ports: &[PortSpec<'_>],
+        memory: Option<Bandwidth>,
+    ) -> Fabric {
         let mut links = Vec::new();
         let mut info = Vec::new();
         let name_of = |u: Upper| match u {
@@ -288,6 +304,27 @@ impl Fabric {
                 lower: s.name.to_string(),
             });
         }
+        let mem = memory.map(|bw| {
+            // Generation and lanes 0: not a PCIe link (reports say "memory").
+            let cfg = PcieConfig {
+                generation: 0,
+                lanes: 0,
+                latency: Time::ZERO,
+                interface_bandwidth: Some(bw),
+                ..ports
+                    .first()
+                    .map_or_else(|| switches[0].uplink.clone(), |p| p.link.clone())
+            };
+            let mut l = Link::new(&cfg);
+            l.share();
+            links.push(l);
+            info.push(LinkInfo {
+                name: "root-memory".into(),
+                upper: "host memory".into(),
+                lower: "root".into(),
+            });
+            links.len() - 1
+        });
         let mut paths = Vec::new();
         for p in ports {
             let mut path = vec![Hop {
@@ -319,6 +356,12 @@ impl Fabric {
                     break; // a cycle: refused by the system file's checks
                 }
             }
+            if let Some(m) = mem {
+                path.push(Hop {
+                    link: m,
+                    upper_switch: None,
+                });
+            }
             paths.push(path);
         }
         let mut f = Fabric {
@@ -334,8 +377,9 @@ impl Fabric {
                     latency: s.latency,
                 })
                 .collect(),
-            shared_links: !switches.is_empty(),
+            shared_links: !switches.is_empty() || mem.is_some(),
             single: false,
+            mem,
             idle_memo: Vec::new(),
         };
         f.idle_memo = (0..f.paths.len())
@@ -368,7 +412,7 @@ impl Fabric {
     /// backlog is within `slack`.
     #[inline]
     pub fn up_backlog(&self, port: usize, now: Time, slack: Time) -> Option<Time> {
-        if self.single || self.paths[port].len() == 1 {
+        if self.single || self.pcie_hops(port) == 1 {
             return None;
         }
         let free = self.links[self.paths[port][0].link].up_free_at();
@@ -393,7 +437,13 @@ impl Fabric {
 
     /// Switches crossed between `port` and the root.
     pub fn switches_on_path(&self, port: usize) -> usize {
-        self.paths[port].len() - 1
+        self.pcie_hops(port) - 1
+    }
+
+    /// PCIe links between `port` and the root (the memory port left out).
+    #[inline]
+    fn pcie_hops(&self, port: usize) -> usize {
+        self.paths[port].len() - self.mem.is_some() as usize
     }
 
     fn up_hops(&self, port: usize) -> Vec<Step> {
@@ -443,13 +493,15 @@ impl Fabric {
         if self.single {
             return self.links[0].host_write(now, bytes);
         }
-        if self.paths[port].len() == 1 {
+        if self.pcie_hops(port) == 1 {
             return self.links[self.paths[port][0].link].host_write(now, bytes);
         }
+        // The host's own MMIO writes do not cross its memory port.
+        let skip = self.mem.is_some() as usize;
         chain(
             &mut self.links,
             &self.switches,
-            &self.down[port],
+            &self.down[port][skip..],
             now,
             bytes,
             |l| l.payload_time(bytes),

@@ -28,7 +28,7 @@
 
 use crate::compose::{self, Composed};
 use crate::config::{ConfigError, ConfigProblem, Device, PcieConfig};
-use crate::units::{parse_percent, parse_power, Bytes, Time};
+use crate::units::{parse_percent, parse_power, Bandwidth, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -60,6 +60,11 @@ pub struct RootFile {
     /// One-way latency of a switch uplink (wire and PHY).
     #[serde(default = "d_lat")]
     pub latency: String,
+    /// Rate of the root complex's DMA port into host memory, per direction
+    /// (writes into memory: drives' read data; reads from it: write data),
+    /// shared by every drive; "" (the default): not a limit.
+    #[serde(default)]
+    pub memory_bandwidth: String,
 }
 
 /// `[[switch]]`.
@@ -181,6 +186,7 @@ fn d_root_file() -> RootFile {
         tlp_overhead: d_tlp(),
         dllp_overhead: d_dllp(),
         latency: d_lat(),
+        memory_bandwidth: String::new(),
     }
 }
 
@@ -244,6 +250,9 @@ pub struct SystemConfig {
     pub root_lanes: u32,
     /// Root ports.
     pub root_ports: u32,
+    /// The root complex's DMA port into host memory (per direction), if it
+    /// limits.
+    pub root_memory_bandwidth: Option<Bandwidth>,
     /// Switches.
     pub switches: Vec<SwitchConfig>,
     /// Drives.
@@ -300,6 +309,23 @@ impl Problems {
             self.push(key, e.0);
             Bytes(0)
         })
+    }
+    /// An optional rate: "" is none; otherwise above zero.
+    fn opt_bandwidth(&mut self, key: &str, v: &str) -> Option<Bandwidth> {
+        if v.trim().is_empty() {
+            return None;
+        }
+        match crate::config::config_bandwidth(v) {
+            Ok(b) if b.0 > 0.0 => Some(b),
+            Ok(_) => {
+                self.push(key, "must be above zero (leave it out for no limit)");
+                None
+            }
+            Err(e) => {
+                self.push(key, e.0);
+                None
+            }
+        }
     }
 }
 
@@ -387,6 +413,8 @@ impl SystemFile {
             );
         }
         let uplink_latency = p.time("root_complex.latency", &r.latency);
+        let memory_bandwidth =
+            p.opt_bandwidth("root_complex.memory_bandwidth", &r.memory_bandwidth);
         // Names.
         let mut names: Vec<(&str, String)> = Vec::new();
         for (i, s) in self.switches.iter().enumerate() {
@@ -664,6 +692,7 @@ impl SystemFile {
             root_generation: self.root_complex.generation,
             root_lanes: self.root_complex.lanes,
             root_ports: self.root_complex.ports,
+            root_memory_bandwidth: memory_bandwidth,
             switches,
             drives,
             endpoints: Vec::new(),
@@ -845,6 +874,7 @@ impl SystemConfig {
             root_generation: device.pcie.generation,
             root_lanes: device.pcie.lanes,
             root_ports: 1,
+            root_memory_bandwidth: None,
             switches: Vec::new(),
             drives: vec![DriveConfig {
                 name: "nvme0".into(),

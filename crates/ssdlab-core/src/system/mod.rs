@@ -173,7 +173,10 @@ impl System {
                 .jobs
                 .iter()
                 .any(|j| j.fsync > 0 || j.end_fsync || j.read_iolog.is_some());
-        let one = cfg.switches.is_empty() && cfg.drives.len() == 1 && cfg.endpoints.is_empty();
+        let one = cfg.switches.is_empty()
+            && cfg.drives.len() == 1
+            && cfg.endpoints.is_empty()
+            && cfg.root_memory_bandwidth.is_none();
         let fabric = if one {
             Fabric::single(&cfg.drives[0].link)
         } else {
@@ -206,7 +209,7 @@ impl System {
                     link: &e.link,
                 }))
                 .collect();
-            Fabric::build(&sw, &ports)
+            Fabric::build(&sw, &ports, cfg.root_memory_bandwidth)
         };
         let names: Vec<String> = cfg.drives.iter().map(|d| d.name.clone()).collect();
         let endpoints: Vec<String> = cfg.endpoints.iter().map(|e| e.name.clone()).collect();
