@@ -68,6 +68,70 @@ fn a_miss_adds_exactly_one_translation_page_read_at_qd1() {
 }
 
 #[test]
+fn a_partial_write_looks_up_its_old_data_before_reading_it() {
+    // 2 KiB writes into filled 4 KiB units, one at a time and 2 ms apart
+    // (each alone on the die): the old data is read from flash and merged.
+    // With one cached translation page of four, the old data's location is
+    // looked up first: a miss adds exactly one translation-page read
+    // (t_cmd + tR + 4 KiB over the bus) before the old-data read; with the
+    // whole table in DRAM no write waits for one.
+    let job = "[w]\nrw=randwrite\nbs=2k\niodepth=1\nnumber_ios=200\nthinktime=2ms\nnorandommap\n";
+    let miss = 100 + 25_000 + 10_240;
+    let all = run(cached(1, 1, None), job, Precondition::Fill);
+    let one = run(cached(1, 1, Some(4096)), job, Precondition::Fill);
+    let plain = all.write.lat_ns.max;
+    assert_eq!(one.write.lat_ns.max, plain + miss, "{:?}", one.write.lat_ns);
+    let rmw = all.rmw.as_ref().expect("a rmw section");
+    let m = one.mapping.as_ref().expect("a mapping section");
+    // Every old-data read was looked up; the misses are translation reads.
+    assert_eq!(one.rmw.as_ref().unwrap().flash_reads, rmw.flash_reads);
+    assert!(m.lookups >= rmw.flash_reads, "{m:?} {rmw:?}");
+    assert!(m.translation_reads > 50, "{m:?}");
+    assert_eq!(one.flash.reads, all.flash.reads + m.translation_reads);
+    // The writes that missed are exactly one translation read slower.
+    let extra = one.write.lat_ns.mean - all.write.lat_ns.mean;
+    let expect = miss as f64 * m.translation_reads as f64 / 200.0;
+    assert!((extra - expect).abs() < 1e-6, "{extra} vs {expect}");
+}
+
+#[test]
+fn partial_writes_with_a_tiny_mapping_cache_lose_nothing() {
+    // Sub-unit writes (512 B - 3.5 KiB) among whole-unit reads, writes and
+    // trims, at depth, with 2 cached translation pages of 13: read-modify-
+    // writes wait for translation pages that whole-unit writes, trims and
+    // GC also load and dirty. The run ends (no write is left waiting) and
+    // every table agrees.
+    let dev = cached(2, 2, Some(8192));
+    let w = fio::parse_str(
+        "[w]\nrw=randrw\nrwmixread=30\nbs=4k\niodepth=16\nnumber_ios=30000\nnorandommap\n\
+         [p]\nrw=randwrite\nbsrange=512-3584\nblockalign=512\niodepth=16\nnumber_ios=20000\nnorandommap\n\
+         [t]\nrw=randtrim\nbs=4k\niodepth=2\nnumber_ios=500\n",
+        "t",
+    )
+    .unwrap();
+    let mut d = System::new(dev, &w, "t", 5, Precondition::Steady).unwrap();
+    d.run(&mut |_| {}, &|| false).unwrap();
+    let r = Report::from_system(&d, "t", &[], 1.0);
+    let m = r.mapping.clone().unwrap();
+    let rmw = r.rmw.clone().unwrap();
+    assert!(
+        rmw.flash_reads > 1000 && m.translation_reads > 1000,
+        "{rmw:?} {m:?}"
+    );
+    // Every trim completed, and every write of the partial job (20,000)
+    // besides the mixed job's.
+    assert_eq!(r.trim.ios, 500);
+    assert!(r.write.ios > 20000, "{}", r.write.ios);
+    let drive = &d.drives[0];
+    drive.ftl.check_invariants().unwrap();
+    for l in 0..drive.ftl.logical_units() as u32 {
+        if drive.ftl.lookup(Lpn(l)) == Mapping::InBuffer {
+            assert!(drive.cache.holds(l), "lpn {l}");
+        }
+    }
+}
+
+#[test]
 fn the_whole_table_in_dram_has_no_mapping_section_and_no_extra_reads() {
     let all = cached(1, 1, None);
     let job = "[r]\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=2000\n";

@@ -330,18 +330,15 @@ impl Drive {
 
     /// A write of part of a unit: the unit's old data is merged in DRAM
     /// (from the write buffer or read cache, or zeros if it was never
-    /// written) or read from flash first. Returns the flash reads issued.
+    /// written) or read from flash first. With a cached mapping table the
+    /// old data's location is looked up first: a translation page not in
+    /// DRAM is read before the old data (the command waits for it).
+    /// Returns the flash reads issued or waiting for their translation.
     #[cold]
     #[inline(never)]
     fn read_modify_write(&mut self, now: Time, cmd: u32, eq: &mut EventQueue<Event>) -> u32 {
-        let c = self.cmds[cmd as usize];
-        let last = c.lpn + c.nlpn - 1;
-        let units = [
-            c.head.then_some(c.lpn),
-            (c.tail && !(c.head && last == c.lpn)).then_some(last),
-        ];
         let mut reads = 0;
-        for l in units.into_iter().flatten() {
+        for l in self.rmw_units(cmd).into_iter().flatten() {
             self.ftl.stats.rmw_units += 1;
             if self.cache.read_lookup(l) {
                 self.act.dram_bytes += self.unit_bytes;
@@ -351,13 +348,28 @@ impl Drive {
                 Mapping::Unmapped => {}
                 Mapping::InBuffer => self.act.dram_bytes += self.unit_bytes,
                 Mapping::Flash(p) => {
-                    self.ftl.stats.rmw_flash_reads += 1;
                     reads += 1;
+                    if self.mcache.is_some() && self.rmw_translation_wait(now, l, cmd, eq).is_some()
+                    {
+                        continue;
+                    }
+                    self.ftl.stats.rmw_flash_reads += 1;
                     self.read_unit(now, p, (TAG_RMW << TAG_SHIFT) | cmd as u64, eq);
                 }
             }
         }
         reads
+    }
+
+    /// The partial units of write `cmd`: its first and last unit when the
+    /// write covers them only in part.
+    pub(super) fn rmw_units(&self, cmd: u32) -> [Option<u32>; 2] {
+        let c = self.cmds[cmd as usize];
+        let last = c.lpn + c.nlpn - 1;
+        [
+            c.head.then_some(c.lpn),
+            (c.tail && !(c.head && last == c.lpn)).then_some(last),
+        ]
     }
 
     pub(super) fn start_write_dma(

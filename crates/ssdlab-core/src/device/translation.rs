@@ -2,13 +2,15 @@
 //! [`crate::device::ftl::mapcache`]): a read waits for the translation
 //! pages of the units it must look up; a program, GC relocation or trim
 //! updates entries, loading their pages first when absent (the update is
-//! applied when the page arrives; the data does not wait); a dirty page
+//! applied when the page arrives; the data does not wait); a
+//! read-modify-write looks up its old data's location first (the old-data
+//! read waits for the page); a dirty page
 //! evicted by a load joins the translation write queue, which is
 //! programmed a whole program unit at a time into translation blocks, on
 //! the units in striping order. Every translation read and program is a
 //! real flash transaction on its die, competing with host I/O.
 
-use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPPROG, TAG_MAPREAD, TAG_SHIFT};
+use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPPROG, TAG_MAPREAD, TAG_RMW, TAG_SHIFT};
 use crate::config::OpKind;
 use crate::device::flash::Txn;
 use crate::device::ftl::mapcache::Access;
@@ -17,6 +19,7 @@ use crate::engine::EventQueue;
 use crate::events::Event;
 use crate::fabric::Fabric;
 use crate::units::{Lpn, Ppa, Time};
+use crate::workload::Op;
 
 impl Drive {
     /// Read `cmd` is about to translate its units: load the translation
@@ -62,6 +65,58 @@ impl Drive {
         self.cmds[i].pending = waits;
         self.translated[i] = waits > 0;
         waits > 0
+    }
+
+    /// A read-modify-write of write `cmd` needs the old location of unit
+    /// `lpn`: look its translation page up. `None`: it is in DRAM (read the
+    /// old data now); `Some(t)`: page `t` is being read and `cmd` waits for
+    /// it ([`Self::rmw_translated`] issues the old-data read then).
+    pub(super) fn rmw_translation_wait(
+        &mut self,
+        now: Time,
+        lpn: u32,
+        cmd: u32,
+        eq: &mut EventQueue<Event>,
+    ) -> Option<u32> {
+        let t = self.ftl.translation_page_of(lpn);
+        let mc = self.mcache.as_mut()?;
+        if mc.access(t, false) == Access::Load {
+            self.load_translation(now, t, eq);
+        }
+        let mc = self.mcache.as_mut()?;
+        if mc.is_resident(t) {
+            return None;
+        }
+        if !mc.is_waiting(t, cmd) {
+            mc.wait(t, cmd);
+        }
+        Some(t)
+    }
+
+    /// Translation page `t` came in for write `cmd`'s read-modify-write:
+    /// read the old data of its partial units mapped through `t` (or, if a
+    /// write since moved them into DRAM or a trim unmapped them, count
+    /// that part done).
+    fn rmw_translated(
+        &mut self,
+        now: Time,
+        cmd: u32,
+        t: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        for l in self.rmw_units(cmd).into_iter().flatten() {
+            if self.cache.contains(l) || self.ftl.translation_page_of(l) != t {
+                continue;
+            }
+            match self.ftl.lookup(Lpn(l)) {
+                Mapping::Flash(p) => {
+                    self.ftl.stats.rmw_flash_reads += 1;
+                    self.read_unit(now, p, (TAG_RMW << TAG_SHIFT) | cmd as u64, eq);
+                }
+                Mapping::Unmapped | Mapping::InBuffer => self.write_in(now, cmd, eq, fabric),
+            }
+        }
     }
 
     /// The entry of `lpn` changes (a program commits it, GC moved it, or a
@@ -122,6 +177,11 @@ impl Drive {
             self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
         );
         for cmd in self.translation_in(t, true) {
+            if self.cmds[cmd as usize].op == Op::Write {
+                // A read-modify-write waited for its old data's location.
+                self.rmw_translated(now, cmd, t, eq, fabric);
+                continue;
+            }
             let c = &mut self.cmds[cmd as usize];
             c.pending -= 1;
             if c.pending == 0 {

@@ -131,6 +131,11 @@ impl MapCache {
         self.waiters.entry(t).or_default().push(cmd);
     }
 
+    /// Does command `cmd` already wait for page `t`?
+    pub fn is_waiting(&self, t: u32, cmd: u32) -> bool {
+        self.waiters.get(&t).is_some_and(|w| w.contains(&cmd))
+    }
+
     /// Page `t` is in (`from_flash`: it was read). Returns the commands that
     /// waited for it and, when the cache was full, the page it evicted if
     /// that page was dirty (to be written back).
