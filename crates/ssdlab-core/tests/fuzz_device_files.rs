@@ -142,39 +142,80 @@ fn exercise_with(t: &toml::Table, job: &str) -> Result<(), String> {
         else {
             return Ok(());
         };
-        let workload = fio::parse_str(job, "j.fio").expect("job");
-        let spec = RunSpec {
-            device: dev,
-            workload,
-            workload_name: "j.fio".into(),
-            seed: 7,
-            precondition: Precondition::Fresh,
-            sample_interval: None,
-            latency_histogram: false,
-            job_stats: false,
-            data_store: None,
-        };
-        let t0 = Instant::now();
-        let stop = || t0.elapsed() > Duration::from_secs(10);
-        match simulate_with_jobs(&spec, &mut |_| {}, &stop) {
-            Err(ssdlab_core::SimError::Interrupted) => {
-                Err("hang: still running after 10 s".to_string())
-            }
-            _ => Ok(()),
-        }
+        run_briefly(dev, job)
     });
+    unwind(outcome).map_err(|e| format!("{e}\n{text}"))
+}
+
+/// Run `job` on `dev` for at most 10 s of wall time: an error only for a
+/// hang (any simulation error is a clean refusal).
+fn run_briefly(dev: ssdlab_core::config::Device, job: &str) -> Result<(), String> {
+    let workload = fio::parse_str(job, "j.fio").expect("job");
+    let spec = RunSpec {
+        device: dev,
+        workload,
+        workload_name: "j.fio".into(),
+        seed: 7,
+        precondition: Precondition::Fresh,
+        sample_interval: None,
+        latency_histogram: false,
+        job_stats: false,
+        data_store: None,
+    };
+    let t0 = Instant::now();
+    let stop = || t0.elapsed() > Duration::from_secs(10);
+    match simulate_with_jobs(&spec, &mut |_| {}, &stop) {
+        Err(ssdlab_core::SimError::Interrupted) => {
+            Err("hang: still running after 10 s".to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A caught panic as an error.
+fn unwind(outcome: std::thread::Result<Result<(), String>>) -> Result<(), String> {
     match outcome {
-        Ok(r) => r.map_err(|e| format!("{e}\n{text}")),
+        Ok(r) => r,
         Err(p) => {
             let msg = p
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Err(format!("panic: {msg}\n{text}"))
+            Err(format!("panic: {msg}"))
         }
     }
 }
+
+/// Values as a shell passes them to `--set KEY=VALUE` (text, parsed by
+/// `overrides::parse_value`).
+const ODD_SET_VALUES: &[&str] = &[
+    "",
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "inf",
+    "18446744073709551616",
+    "4KiB",
+    "10PiB",
+    "1h",
+    "-5us",
+    "50%",
+    "200%",
+    "true",
+    "[1,2",
+    "[]",
+    "[\"1us\",\"2us\"]",
+    "\"quoted\"",
+    "1.5",
+    "0.0000001",
+    "lru",
+    "{}",
+    "=",
+    "0B",
+    "1TB/s",
+];
 
 fn presets() -> Vec<String> {
     let mut v: Vec<String> = preset_names()
@@ -229,6 +270,61 @@ proptest! {
         if let Err(e) = exercise_with(&t, if buffered { JOB_BUFFERED } else { JOB }) {
             let first = e.lines().next().unwrap_or_default().to_string();
             panic!("{name} with {}: {first}", changed.join(", "));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("SSDLAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).map_or(300, |n: u32| n / 2),
+        failure_persistence: None,
+        .. ProptestConfig::default()
+    })]
+
+    /// `--set KEY=VALUE` as a user types it (issue 17): a key of the file,
+    /// its bare name, an index past a list, a misspelling or a malformed
+    /// path, with an odd value. Each is refused with an error that names
+    /// what was set, or the edited drive runs: never a panic or a hang.
+    #[test]
+    fn mutated_set_overrides_are_refused_by_key_or_run(
+        preset in 0usize..64,
+        k in 0usize..10_000,
+        v in 0usize..64,
+        shape in 0usize..6,
+    ) {
+        let names = presets();
+        let name = &names[preset % names.len()];
+        let t = small_preset(name);
+        let mut paths = Vec::new();
+        leaves(&t, "", &mut paths);
+        paths.sort();
+        let path = &paths[k % paths.len()];
+        let key = match shape {
+            0 | 1 => path.clone(),
+            2 => path.rsplit('.').next().unwrap_or(path).to_string(),
+            3 => format!("{path}[7]"),
+            4 => format!("{path}x"),
+            _ => format!("{path}..["),
+        };
+        let val = ODD_SET_VALUES[v % ODD_SET_VALUES.len()];
+        let text = toml::to_string(&t).unwrap();
+        let ov = [(key.clone(), val.to_string())];
+        let outcome = std::panic::catch_unwind(|| {
+            match ssdlab_core::overrides::apply_str(&text, "mutant", &ov).and_then(|f| f.resolve("mutant")) {
+                Err(e) => {
+                    let msg = e.to_string();
+                    let head = key.split(['.', '[']).next().unwrap_or(&key);
+                    if msg.contains(head) {
+                        Ok(())
+                    } else {
+                        Err(format!("the error does not name '{key}': {msg}"))
+                    }
+                }
+                Ok(dev) => run_briefly(dev, JOB),
+            }
+        });
+        if let Err(e) = unwind(outcome) {
+            panic!("{name} with --set {key}={val}: {e}");
         }
     }
 }
