@@ -253,3 +253,17 @@ def test_search_over_a_system_key(stream, tmp_path):
     assert front.iloc[0]["system.switch[0].upstream_lanes"] == 16
     best = quick(sys.with_({"switch[0].upstream_lanes": 16}), reads_on(n, ios=600))
     assert front.iloc[0]["read_bw_bytes_per_s"] == best.read.bw_bytes_per_s
+
+
+def test_the_root_complex_memory_port_from_python(stream):
+    # root_complex.memory_bandwidth caps what all drives move together, and
+    # shows as the link "root-memory"; a bad value is a ConfigError naming it.
+    sys = switched(stream, 4, up=16)
+    free = quick(sys, reads_on(4)).read.bw_bytes_per_s
+    capped = quick(sys.with_(root_complex__memory_bandwidth="2GB/s"), reads_on(4))
+    assert free > 4e9 and abs(capped.read.bw_bytes_per_s / 2e9 - 1) < 0.03
+    port = next(link for link in capped.links if link["name"] == "root-memory")
+    assert port["util_up"] > 0.95 and port["lanes"] == 0
+    with pytest.raises(ssdlab.ConfigError) as e:
+        sys.with_(root_complex__memory_bandwidth="fast")
+    assert "root_complex.memory_bandwidth" in str(e.value)
