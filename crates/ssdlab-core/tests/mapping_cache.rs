@@ -96,7 +96,7 @@ fn a_partial_write_looks_up_its_old_data_before_reading_it() {
 
 #[test]
 fn partial_writes_with_a_tiny_mapping_cache_lose_nothing() {
-    // Sub-unit writes (512 B - 3.5 KiB) among whole-unit reads, writes and
+    // Partial writes (512 B - 7.5 KiB: one unit in part, or two) among whole-unit reads, writes and
     // trims, at depth, with 2 cached translation pages of 13: read-modify-
     // writes wait for translation pages that whole-unit writes, trims and
     // GC also load and dirty. The run ends (no write is left waiting) and
@@ -104,7 +104,7 @@ fn partial_writes_with_a_tiny_mapping_cache_lose_nothing() {
     let dev = cached(2, 2, Some(8192));
     let w = fio::parse_str(
         "[w]\nrw=randrw\nrwmixread=30\nbs=4k\niodepth=16\nnumber_ios=30000\nnorandommap\n\
-         [p]\nrw=randwrite\nbsrange=512-3584\nblockalign=512\niodepth=16\nnumber_ios=20000\nnorandommap\n\
+         [p]\nrw=randwrite\nbsrange=512-7680\nblockalign=512\niodepth=16\nnumber_ios=20000\nnorandommap\n\
          [t]\nrw=randtrim\nbs=4k\niodepth=2\nnumber_ios=500\n",
         "t",
     )

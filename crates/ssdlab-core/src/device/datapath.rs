@@ -338,7 +338,8 @@ impl Drive {
     #[inline(never)]
     fn read_modify_write(&mut self, now: Time, cmd: u32, eq: &mut EventQueue<Event>) -> u32 {
         let mut reads = 0;
-        for l in self.rmw_units(cmd).into_iter().flatten() {
+        for (i, l) in self.rmw_units(cmd).into_iter().enumerate() {
+            let Some(l) = l else { continue };
             self.ftl.stats.rmw_units += 1;
             if self.cache.read_lookup(l) {
                 self.act.dram_bytes += self.unit_bytes;
@@ -349,8 +350,12 @@ impl Drive {
                 Mapping::InBuffer => self.act.dram_bytes += self.unit_bytes,
                 Mapping::Flash(p) => {
                     reads += 1;
-                    if self.mcache.is_some() && self.rmw_translation_wait(now, l, cmd, eq).is_some()
-                    {
+                    if self.mcache.is_some() && self.rmw_translation_wait(now, l, cmd, eq) {
+                        let w = cmd as usize;
+                        if self.rmw_waiting.len() <= w {
+                            self.rmw_waiting.resize(w + 1, 0);
+                        }
+                        self.rmw_waiting[w] |= 1 << i;
                         continue;
                     }
                     self.ftl.stats.rmw_flash_reads += 1;

@@ -279,6 +279,9 @@ pub struct Drive {
     /// By command: a read that waited for its translation pages, now in
     /// DRAM (cached mapping only; kept out of [`DevCmd`], which stays 20 B).
     translated: Vec<bool>,
+    /// Per write command: its partial units (bit 0 first, bit 1 last) whose
+    /// old data waits for a translation page before it is read.
+    rmw_waiting: Vec<u8>,
 }
 
 impl Drive {
@@ -376,6 +379,7 @@ impl Drive {
             map_queue: VecDeque::new(),
             map_cursor: 0,
             translated: Vec::new(),
+            rmw_waiting: Vec::new(),
             dev,
         };
         if let Some(bytes) = d.dev.ftl.mapping_cache {

@@ -68,35 +68,39 @@ impl Drive {
     }
 
     /// A read-modify-write of write `cmd` needs the old location of unit
-    /// `lpn`: look its translation page up. `None`: it is in DRAM (read the
-    /// old data now); `Some(t)`: page `t` is being read and `cmd` waits for
-    /// it ([`Self::rmw_translated`] issues the old-data read then).
+    /// `lpn`: look its translation page up. False: it is in DRAM (read the
+    /// old data now); true: the page is being read and `cmd` waits for it
+    /// ([`Self::rmw_translated`] reads the old data then).
     pub(super) fn rmw_translation_wait(
         &mut self,
         now: Time,
         lpn: u32,
         cmd: u32,
         eq: &mut EventQueue<Event>,
-    ) -> Option<u32> {
+    ) -> bool {
         let t = self.ftl.translation_page_of(lpn);
-        let mc = self.mcache.as_mut()?;
+        let Some(mc) = self.mcache.as_mut() else {
+            return false;
+        };
         if mc.access(t, false) == Access::Load {
             self.load_translation(now, t, eq);
         }
-        let mc = self.mcache.as_mut()?;
+        let Some(mc) = self.mcache.as_mut() else {
+            return false;
+        };
         if mc.is_resident(t) {
-            return None;
+            return false;
         }
         if !mc.is_waiting(t, cmd) {
             mc.wait(t, cmd);
         }
-        Some(t)
+        true
     }
 
     /// Translation page `t` came in for write `cmd`'s read-modify-write:
-    /// read the old data of its partial units mapped through `t` (or, if a
-    /// write since moved them into DRAM or a trim unmapped them, count
-    /// that part done).
+    /// for each of its partial units that waited for `t`, read the old data
+    /// (or, if a write since brought the unit into DRAM or a trim unmapped
+    /// it, count that part done).
     fn rmw_translated(
         &mut self,
         now: Time,
@@ -105,11 +109,19 @@ impl Drive {
         eq: &mut EventQueue<Event>,
         fabric: &mut Fabric,
     ) {
-        for l in self.rmw_units(cmd).into_iter().flatten() {
-            if self.cache.contains(l) || self.ftl.translation_page_of(l) != t {
+        for (i, l) in self.rmw_units(cmd).into_iter().enumerate() {
+            let Some(l) = l else { continue };
+            let w = &mut self.rmw_waiting[cmd as usize];
+            if *w & (1 << i) == 0 || self.ftl.translation_page_of(l) != t {
                 continue;
             }
-            match self.ftl.lookup(Lpn(l)) {
+            *w &= !(1 << i);
+            let old = if self.cache.contains(l) {
+                Mapping::InBuffer
+            } else {
+                self.ftl.lookup(Lpn(l))
+            };
+            match old {
                 Mapping::Flash(p) => {
                     self.ftl.stats.rmw_flash_reads += 1;
                     self.read_unit(now, p, (TAG_RMW << TAG_SHIFT) | cmd as u64, eq);

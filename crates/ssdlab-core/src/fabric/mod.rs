@@ -304,16 +304,20 @@ impl Fabric {
                 lower: s.name.to_string(),
             });
         }
-        let mem = memory.map(|bw| {
+        // The memory port takes its TLP sizes from any link (its own rate
+        // replaces the PCIe arithmetic); with no link there is no path.
+        let template = ports
+            .first()
+            .map(|p| p.link)
+            .or(switches.first().map(|s| s.uplink));
+        let mem = memory.zip(template).map(|(bw, template)| {
             // Generation and lanes 0: not a PCIe link (reports say "memory").
             let cfg = PcieConfig {
                 generation: 0,
                 lanes: 0,
                 latency: Time::ZERO,
                 interface_bandwidth: Some(bw),
-                ..ports
-                    .first()
-                    .map_or_else(|| switches[0].uplink.clone(), |p| p.link.clone())
+                ..template.clone()
             };
             let mut l = Link::new(&cfg);
             l.share();
