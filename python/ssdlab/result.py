@@ -205,6 +205,32 @@ class DataStore:
 
 
 @dataclass(frozen=True)
+class Recovery:
+    """A power loss (``power_loss_at=``) and the recovery after it: what
+    the drive lost (acknowledged writes not yet durable, in mapping units
+    and bytes; back to an older version or unmapped), what power-loss
+    protection saved, and what rebuilding the mapping read and took
+    (docs/models/recovery.md)."""
+
+    power_loss_at_s: float = 0.0
+    power_loss_protection: bool = False
+    commands_in_flight: int = 0
+    units_lost: int = 0
+    bytes_lost: int = 0
+    units_reverted: int = 0
+    units_unmapped: int = 0
+    relocated_units_lost: int = 0
+    units_saved_by_capacitors: int = 0
+    gc_victims_erased_early: int = 0
+    open_blocks_closed: int = 0
+    summary_pages_read: int = 0
+    oob_reads: int = 0
+    checkpoint_pages_read: int = 0
+    bytes_read: int = 0
+    recovery_time_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Verify:
     """fio verify results: blocks and bytes checked, blocks that failed,
     and the first failures as fio prints them (a failure is a bug)."""
@@ -304,6 +330,9 @@ class Result:
         #: The functional data store (:class:`DataStore`) of a run with
         #: ``data_store=``, else None.
         self.data_store: Optional[DataStore] = _pick(DataStore, r["data_store"]) if r.get("data_store") else None
+        #: The power loss and recovery (:class:`Recovery`) of a run with
+        #: ``power_loss_at=``, else None.
+        self.recovery: Optional[Recovery] = _pick(Recovery, r["recovery"]) if r.get("recovery") else None
         #: fio verify results (:class:`Verify`) when a job verified, else None.
         self.verify: Optional[Verify] = (
             Verify(**{**r["verify"], "first_failures": tuple(r["verify"].get("first_failures", []))})

@@ -72,6 +72,7 @@ def run(
     progress: Union[bool, ProgressFn] = False,
     stop: Optional["_core.StopFlag"] = None,
     data_store: Optional[str] = None,
+    power_loss_at: Union[str, float, None] = None,
 ) -> Result:
     """Simulate ``workload`` on ``device`` (one drive, or a :class:`System`
     of several) and return the :class:`Result`.
@@ -99,6 +100,10 @@ def run(
         ``verify`` needs it): ``"on"`` (memory for drives up to 64 GiB, else a
         sparse temporary file), ``"memory"``, or a file path (a sparse file
         kept after the run). ``None`` (default): timing only.
+    :param power_loss_at: fail the power at this simulated time (``"20ms"``,
+        or seconds as a number): the run ends there and ``result.recovery``
+        (:class:`Recovery`) says what the drive lost and how long rebuilding
+        its mapping takes. A time after the run's end is a ``SimulationError``.
 
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.
@@ -139,6 +144,8 @@ def run(
             progress=cb,
             stop=stop,
             data_store=data_store,
+            power_loss_at=(power_loss_at if isinstance(power_loss_at, str) or power_loss_at is None
+                           else f"{round(float(power_loss_at) * 1e12)}ps"),
         )
     finally:
         if bar is not None:

@@ -451,3 +451,25 @@ def test_fio_host_keywords_take_the_devices_host_values():
     # Other mistakes in such a job are still caught when it is made.
     with pytest.raises(WorkloadError):
         Job.from_fio_text("[j]\nrw=bogus\nnumjobs=$ncpus\n")
+
+
+def test_power_loss_reports_what_was_lost_and_the_recovery(small):
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    r = ssdlab.run(small, job, power_loss_at="5ms", sample_interval=None)
+    rec = r.recovery
+    assert isinstance(rec, ssdlab.Recovery)
+    assert rec.power_loss_at_s == pytest.approx(0.005)
+    assert rec.commands_in_flight == 8
+    assert rec.units_lost == rec.units_reverted + rec.units_unmapped
+    assert rec.bytes_lost == rec.units_lost * 4096
+    assert rec.relocated_units_lost == 0
+    assert rec.recovery_time_s > 0 and rec.summary_pages_read > 0
+    # seconds as a number mean the same instant
+    assert ssdlab.run(small, job, power_loss_at=0.005, sample_interval=None).recovery == rec
+    # no power loss: no section
+    assert ssdlab.run(small, Job("w", rw="randwrite", bs="4k", number_ios=100)).recovery is None
+    # after the run's end: refused with the end time
+    with pytest.raises(ssdlab.SimulationError, match="the run ended before it"):
+        ssdlab.run(small, job, power_loss_at="100s")
+    with pytest.raises(ValueError, match="power_loss_at"):
+        ssdlab.run(small, job, power_loss_at="soon")

@@ -103,6 +103,9 @@ enum Cmd {
         /// Keep what is written, so reads return it (fio's verify needs this): `on` (memory for drives up to 64 GiB, else a sparse temporary file), `memory`, or a file PATH (a sparse file kept after the run; a directory on a system of several drives).
         #[arg(long, value_name = "on|memory|PATH")]
         data_store: Option<String>,
+        /// Fail the power at this simulated time (e.g. "20ms"): the run ends there, and the report's recovery section says what the drive lost (acknowledged writes not yet durable) and how long rebuilding its mapping takes.
+        #[arg(long, value_name = "TIME")]
+        power_loss_at: Option<String>,
     },
     /// Computational storage: run a kernel inside a drive with an FPGA (seed 003's SmartSSD).
     Csd {
@@ -330,6 +333,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// A time option's value (`"20ms"`), or an error naming the option.
+fn time_flag(flag: &str, v: &Option<String>) -> Result<Option<ssdlab_core::units::Time>, String> {
+    v.as_deref()
+        .map(|v| ssdlab_core::units::parse_time(v).map_err(|e| format!("{flag}: {e}")))
+        .transpose()
+}
+
 fn load_workload(
     job: &Option<PathBuf>,
     keywords: Option<fio::HostKeywords>,
@@ -377,6 +387,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             trace,
             sample_interval,
             data_store,
+            power_loss_at,
         } => {
             let data_store = data_store
                 .as_deref()
@@ -439,16 +450,11 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 workload_name: name,
                 seed,
                 precondition: pre,
-                sample_interval: sample_interval
-                    .as_deref()
-                    .map(|v| {
-                        ssdlab_core::units::parse_time(v)
-                            .map_err(|e| format!("--sample-interval: {e}"))
-                    })
-                    .transpose()?,
+                sample_interval: time_flag("--sample-interval", &sample_interval)?,
                 latency_histogram: false,
                 job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
                 data_store,
+                power_loss_at: time_flag("--power-loss-at", &power_loss_at)?,
             };
             let group = ssdlab_core::fio_output::group_reporting(&spec.workload);
             let (pb, t0) =

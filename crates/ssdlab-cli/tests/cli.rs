@@ -527,3 +527,68 @@ fn verify_needs_the_data_store_and_a_failure_exits_1() {
     assert_eq!(code, 2);
     assert!(err.contains("--data-store"), "{err}");
 }
+
+#[test]
+fn power_loss_at_reports_the_loss_and_refuses_bad_times() {
+    let dev = tmp("pl-small.toml", SMALL_DEVICE);
+    let job = tmp(
+        "pl.fio",
+        "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n",
+    );
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--power-loss-at",
+        "5ms",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Power loss at 0.005000 s: 8 commands in flight;"),
+        "{out}"
+    );
+    assert!(out.contains("acknowledged units lost"), "{out}");
+    assert!(out.contains("Recovery: "), "{out}");
+    let (code, out, _) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--power-loss-at",
+        "5ms",
+        "--quiet",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["recovery"]["power_loss_at_s"].as_f64(), Some(0.005));
+    assert!(v["recovery"]["recovery_time_s"].as_f64().unwrap() > 0.0);
+    let (code, _, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--power-loss-at",
+        "soon",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--power-loss-at"), "{err}");
+    let (code, _, err) = ssdlab(&[
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--power-loss-at",
+        "100s",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the run ended before it"), "{err}");
+}

@@ -96,6 +96,9 @@ pub enum Event {
     FlusherWake,
     /// The measured window starts.
     RampEnd,
+    /// The power fails (`--power-loss-at`): the run ends, every drive
+    /// loses what was not durable and recovers.
+    PowerLoss,
     /// Open-loop trace replay: the next request arrives.
     TraceArrival {
         /// Host queue.

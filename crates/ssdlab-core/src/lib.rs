@@ -62,6 +62,9 @@ pub struct RunSpec {
     pub job_stats: bool,
     /// Keep what is written (a functional data store on every drive), and where.
     pub data_store: Option<device::store::StoreSpec>,
+    /// Fail the power at this simulated time (the run ends there; each
+    /// drive reports what it lost and its recovery).
+    pub power_loss_at: Option<units::Time>,
 }
 
 impl RunSpec {
@@ -77,6 +80,7 @@ impl RunSpec {
             latency_histogram: false,
             job_stats: false,
             data_store: None,
+            power_loss_at: None,
         }
     }
 }
@@ -171,6 +175,9 @@ fn run_drive(
             return Err(SimError::Device("sample interval must be positive".into()));
         }
         drive.sample_every(iv);
+    }
+    if let Some(at) = spec.power_loss_at {
+        drive.power_loss_at(at)?;
     }
     let t0 = std::time::Instant::now();
     drive.run(progress, stop)?;

@@ -453,6 +453,9 @@ pub struct Report {
     /// Writes of part of a mapping unit (read-modify-write), when there were any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rmw: Option<Rmw>,
+    /// The power loss and recovery (`--power-loss-at`), when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<crate::device::recovery::RecoveryReport>,
 }
 
 /// Read-modify-write: host writes smaller than the mapping unit or not
@@ -918,6 +921,7 @@ impl Report {
                 now.ftl.static_wl_runs - base.ftl.static_wl_runs,
             ),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
+            recovery: drive.recovery.clone(),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
                 programs: now.flash[1] - base.flash[1],
@@ -1075,6 +1079,11 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.rmw.as_ref())
                 .fold(None, Rmw::add),
+            recovery: crate::device::recovery::RecoveryReport::combine(
+                &per.iter()
+                    .filter_map(|p| p.recovery.as_ref())
+                    .collect::<Vec<_>>(),
+            ),
             mapping: per
                 .iter()
                 .filter_map(|p| p.mapping.as_ref())
@@ -1254,6 +1263,9 @@ impl Report {
                 pc.throttled_writes,
                 pc.throttle_time_s
             );
+        }
+        if let Some(r) = &self.recovery {
+            s += &r.text();
         }
         if let Some(m) = &self.rmw {
             let _ = writeln!(

@@ -257,6 +257,7 @@ fn the_report_records_extends_and_overrides() {
         latency_histogram: false,
         job_stats: false,
         data_store: None,
+        power_loss_at: None,
     };
     let r = ssdlab_core::simulate_quiet(&spec).unwrap();
     let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();

@@ -29,6 +29,7 @@ fn spec(job: &str, store: Option<StoreSpec>, pre: Precondition) -> RunSpec {
         latency_histogram: false,
         job_stats: true,
         data_store: store,
+        power_loss_at: None,
     }
 }
 

@@ -63,6 +63,7 @@ fn run_on(dev: Device, job: &str) -> Result<Report, String> {
         latency_histogram: false,
         job_stats: false,
         data_store: None,
+        power_loss_at: None,
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false)
         .map(|(r, _)| r)

@@ -51,6 +51,7 @@ fn run_dev(dev: Device, job: &str, pre: Precondition, store: Option<StoreSpec>) 
         latency_histogram: false,
         job_stats: false,
         data_store: store,
+        power_loss_at: None,
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0
 }
@@ -152,6 +153,7 @@ fn jesd219_and_iometer_file_server_run_as_fio_ships_them() {
             latency_histogram: false,
             job_stats: false,
             data_store: None,
+            power_loss_at: None,
         };
         let r = simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0;
         let ios = (r.read.ios + r.write.ios) as f64;

@@ -27,6 +27,7 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         latency_histogram: false,
         job_stats: false,
         data_store: None,
+        power_loss_at: None,
     })
     .unwrap()
 }
@@ -233,6 +234,7 @@ fn workload_bigger_than_device_is_an_error() {
         latency_histogram: false,
         job_stats: false,
         data_store: None,
+        power_loss_at: None,
     })
     .unwrap_err();
     let s = e.to_string();

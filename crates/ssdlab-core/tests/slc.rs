@@ -328,6 +328,7 @@ fn slc_program_energy_follows_its_array_time() {
             latency_histogram: false,
             job_stats: false,
             data_store: None,
+            power_loss_at: None,
         };
         let (r, _) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
         let p = r.power.expect("power report");

@@ -28,6 +28,7 @@ fn run(job: &str) -> (ssdlab_core::Report, serde_json::Value) {
         latency_histogram: false,
         job_stats: true,
         data_store: None,
+        power_loss_at: None,
     };
     let (r, jobs) = simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
     let v = fio_output::to_json(&r, &jobs.unwrap_or_default(), group, 0);

@@ -609,7 +609,7 @@ enum Stop {
 #[pyfunction]
 #[pyo3(signature = (device, workload, seed = ssdlab_core::DEFAULT_SEED, precondition = "fill",
     sample_interval = None, latency_histogram = false, progress = None, stop = None,
-    data_store = None))]
+    data_store = None, power_loss_at = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -622,7 +622,13 @@ fn run(
     progress: Option<Py<PyAny>>,
     stop: Option<Bound<'_, StopFlag>>,
     data_store: Option<&str>,
+    power_loss_at: Option<&str>,
 ) -> PyResult<(String, f64)> {
+    let power_loss_at: Option<Time> = power_loss_at
+        .map(|s| {
+            parse_time(s).map_err(|e| PyValueError::new_err(format!("power_loss_at: {}", e.0)))
+        })
+        .transpose()?;
     let store = data_store
         .map(|s| {
             ssdlab_core::device::store::StoreSpec::parse(s)
@@ -668,6 +674,7 @@ fn run(
         spec.sample_interval = interval;
         spec.latency_histogram = latency_histogram;
         spec.data_store = store;
+        spec.power_loss_at = power_loss_at;
         let stopped: RefCell<Option<Stop>> = RefCell::new(None);
         let stop_cb = || {
             if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {

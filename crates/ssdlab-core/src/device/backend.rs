@@ -46,6 +46,9 @@ impl Drive {
                 }
             }
         }
+        if self.hold_erase && self.cache.dirty_gc_total() > 0 {
+            self.drain_gc_copies(now, eq);
+        }
         // While data written before the oldest pending flush is still dirty,
         // partial program units are written out too (padded).
         loop {
@@ -142,8 +145,15 @@ impl Drive {
         for &l in &lpns {
             self.ftl.prefetch(Lpn(l));
         }
+        if self.prog_at.len() <= pid as usize {
+            self.prog_at.resize(pid as usize + 1, None);
+        }
+        self.prog_at[pid as usize] = Some((first, self.ftl.commit_seq()));
         for (i, &l) in lpns.iter().enumerate() {
             self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
+        }
+        if gc > 0 {
+            self.gc_progs[u as usize] += 1;
         }
         if self.mcache.is_some() {
             for &l in &lpns {
@@ -170,6 +180,44 @@ impl Drive {
         self.flash
             .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
         self.maybe_gc(now, u, 0, eq);
+    }
+
+    /// With a volatile buffer a victim waits for the copies moved out of
+    /// it: when a GC job has read all its data and less than a program
+    /// unit of copies is left in DRAM, program them now, with host data
+    /// behind them if there is any (else padded), then let the victim go.
+    /// A unit with no room left for them (no free block, its active block
+    /// full: a victim nearly all valid, as the random and static
+    /// wear-levelling policies may pick) erases the victim first, as a drive
+    /// without that care would; those erases are counted
+    /// (`gc_victims_erased_early`), since a power loss then loses the copies.
+    fn drain_gc_copies(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        for u in 0..self.geo.units {
+            let waiting = self.gc[u as usize]
+                .as_ref()
+                .is_some_and(|j| j.next == j.slots.len() && j.inflight == 0 && !j.erasing);
+            if !waiting || self.cache.dirty_gc(u) == 0 {
+                continue;
+            }
+            if !self.ftl.can_allocate(u, false) {
+                if self.gc_progs[u as usize] == 0 {
+                    if let Some(j) = self.gc[u as usize].as_mut() {
+                        j.early = true;
+                    }
+                    self.gc_early_erases += 1;
+                    self.gc_issue(now, u, eq);
+                }
+                continue;
+            }
+            if self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write) < PROGRAMS_PER_DIE {
+                let host = self.cache.dirty_host() > 0 && self.ftl.can_allocate(u, true);
+                self.program(now, u, host, eq);
+                if self.cache.dirty_gc(u) == 0 && self.gc_progs[u as usize] == 0 {
+                    // Every copy had gone stale: nothing was programmed.
+                    self.gc_issue(now, u, eq);
+                }
+            }
+        }
     }
 
     pub(super) fn maybe_gc(
@@ -205,6 +253,7 @@ impl Drive {
             next: 0,
             inflight: 0,
             erasing: false,
+            early: false,
         });
         self.gc_issue(now, unit, eq);
     }
@@ -329,7 +378,13 @@ impl Drive {
             self.flash
                 .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
         }
-        if job.next == job.slots.len() && job.inflight == 0 && !job.erasing {
+        if job.next == job.slots.len()
+            && job.inflight == 0
+            && !job.erasing
+            && (!self.hold_erase
+                || job.early
+                || (self.cache.dirty_gc(unit) == 0 && self.gc_progs[unit as usize] == 0))
+        {
             job.erasing = true;
             self.fw.issue_flash_command(now);
             let t = Txn {
@@ -427,8 +482,27 @@ impl Drive {
                 for &l in &lpns[gc..] {
                     self.cache.program_done(l, pid);
                 }
+                let at = self.prog_at[pid as usize].take();
+                if let (Some((first, seq)), true) = (at, self.ftl.tracks_durability()) {
+                    // The versions it holds are durable now (kept only
+                    // when a power loss is scheduled).
+                    for (i, &l) in lpns.iter().enumerate() {
+                        self.ftl
+                            .programmed(Lpn(l), Ppa(first.0 + i as u32), seq + 1 + i as u64);
+                    }
+                }
                 self.progs[pid as usize] = (lpns, gc);
                 self.free_progs.push(pid);
+                if gc > 0 {
+                    if let Some((first, _)) = at {
+                        let u = self.geo.unit_of_block(self.geo.block_of(first));
+                        self.gc_progs[u as usize] -= 1;
+                        if self.hold_erase {
+                            // Its victim may have waited for these copies.
+                            self.gc_issue(now, u, eq);
+                        }
+                    }
+                }
                 self.program_done(now, eq, fabric);
             }
             TAG_MAPPROG => {

@@ -151,6 +151,25 @@ impl DataCache {
         }
     }
 
+    /// The power fails: DRAM loses everything (host data dirty or being
+    /// programmed, GC copies, clean read-cache data). Returns the host
+    /// units that were not on flash yet and the GC copies staged.
+    pub fn lose_contents(&mut self) -> (u64, u64) {
+        let lost = (self.host_used, self.gc_total as u64);
+        let fresh = DataCache::new(
+            self.wb_capacity,
+            self.rc_capacity,
+            self.policy,
+            self.gc_stage.len() as u32,
+        );
+        let stats = std::mem::take(&mut self.stats);
+        let track = self.track_flush;
+        *self = fresh;
+        self.stats = stats;
+        self.track_flush = track;
+        lost
+    }
+
     fn unlink(&mut self, i: u32, l: usize) {
         let e = self.entries[i as usize];
         if e.prev != NIL {

@@ -14,6 +14,7 @@
 //! does to the mapping.
 
 pub(crate) mod config;
+pub mod durability;
 mod map;
 pub mod mapcache;
 mod slc;
@@ -192,6 +193,9 @@ pub struct Ftl {
     /// (`ftl.spare_blocks`), and how many there were at first in all.
     replacements: Vec<Vec<u32>>,
     replacements_total: u64,
+    /// Units not yet durable and their newest durable version, when a
+    /// power loss is scheduled ([`durability`]).
+    durability: Option<Box<durability::Durability>>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -241,6 +245,7 @@ impl Ftl {
             worn_out: None,
             replacements: vec![Vec::new(); geo.units as usize],
             replacements_total: 0,
+            durability: None,
             p2l: Table::new(geo.total_slots() as usize),
             fill: SeqFill::default(),
             valid: vec![0; blocks],
@@ -396,6 +401,9 @@ impl Ftl {
     #[inline]
     pub fn write_to_buffer(&mut self, lpn: Lpn) {
         let old = self.l2p(lpn.0);
+        if self.durability.is_some() {
+            self.journal_new_version(lpn.0, old, true);
+        }
         if old < IN_BUFFER {
             self.invalidate_slot(old);
         }
@@ -414,6 +422,9 @@ impl Ftl {
         self.mapped -= (old != UNMAPPED) as u64;
         self.set_l2p(lpn.0, UNMAPPED);
         self.stats.trimmed_slots += 1;
+        if self.durability.is_some() {
+            self.journal_trim(lpn.0);
+        }
         old == IN_BUFFER
     }
 
@@ -763,6 +774,9 @@ impl Ftl {
     /// programming), else it was overwritten meanwhile (false).
     pub fn relocate_to_buffer(&mut self, ppa: Ppa, lpn: Lpn) -> bool {
         if self.p2l(ppa.0) == lpn.0 && self.l2p(lpn.0) == ppa.0 {
+            if self.durability.is_some() {
+                self.journal_new_version(lpn.0, ppa.0, false);
+            }
             self.invalidate_slot(ppa.0);
             self.set_l2p(lpn.0, IN_BUFFER);
             if self.is_slc(ppa) {

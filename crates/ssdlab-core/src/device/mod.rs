@@ -26,6 +26,7 @@ pub mod ftl;
 pub mod nand;
 pub mod nvme;
 pub mod power;
+pub mod recovery;
 pub mod store;
 mod translation;
 
@@ -103,6 +104,8 @@ pub(crate) struct GcJob {
     pub(crate) next: usize,
     pub(crate) inflight: u32,
     pub(crate) erasing: bool,
+    /// Erase before the copies are programmed (no room for them).
+    pub(crate) early: bool,
 }
 
 /// A memory-read request TLP with no data (its header), sent to a peer.
@@ -227,7 +230,20 @@ pub struct Drive {
     program_room: u32,
     /// Program id -> (LPNs programmed, how many of the first are GC data).
     progs: Vec<(Vec<u32>, usize)>,
+    /// Program id -> its first slot and the commit sequence before it,
+    /// while the program is in flight.
+    prog_at: Vec<Option<(Ppa, u64)>>,
     free_progs: Vec<u32>,
+    /// Per unit: programs in flight that carry GC or folding copies.
+    gc_progs: Vec<u32>,
+    /// A volatile buffer: a GC victim is erased only once the data moved
+    /// out of it is programmed (else a power loss in between loses it).
+    hold_erase: bool,
+    /// Victims erased before their copies were programmed, for lack of
+    /// room (with `hold_erase`).
+    gc_early_erases: u64,
+    /// The power loss and recovery, once one has happened.
+    pub recovery: Option<recovery::RecoveryReport>,
     gc: Vec<Option<GcJob>>,
     wait_buffer: VecDeque<u32>,
     /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
@@ -358,7 +374,13 @@ impl Drive {
             program_room: dev.nand.total_dies() * PROGRAMS_PER_DIE as u32,
             flushes: VecDeque::new(),
             progs: Vec::new(),
+            prog_at: Vec::new(),
             free_progs: Vec::new(),
+            gc_progs: Vec::new(),
+            hold_erase: !dev.cache.power_loss_protection
+                && !matches!(dev.backend, Backend::RamDisk { .. }),
+            recovery: None,
+            gc_early_erases: 0,
             wait_buffer: VecDeque::new(),
             scratch_groups: Vec::new(),
             done_buf: Vec::new(),
@@ -382,6 +404,7 @@ impl Drive {
             rmw_waiting: Vec::new(),
             dev,
         };
+        d.gc_progs = vec![0; d.geo.units as usize];
         if let Some(bytes) = d.dev.ftl.mapping_cache {
             let pages = d.ftl.translation_pages();
             let cap = (bytes.0 / unit_bytes).min(u32::MAX as u64) as u32;

@@ -246,6 +246,22 @@ fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
 }
 
 impl Host {
+    /// Commands submitted and not yet completed, per drive (`drives` of
+    /// them): what a power loss catches in flight.
+    pub(crate) fn in_flight_per_drive(&self, drives: usize) -> Vec<u64> {
+        let mut free = vec![false; self.cmds.len()];
+        for &c in &self.free_cmds {
+            free[c as usize] = true;
+        }
+        let mut n = vec![0u64; drives];
+        for (c, f) in self.cmds.iter().zip(free) {
+            if !f && (c.d as usize) < drives {
+                n[c.d as usize] += 1;
+            }
+        }
+        n
+    }
+
     /// The host's queues and jobs for `workload` on `drives`; also the
     /// NVMe class of each submission queue, per drive. `per_drive_stats`:
     /// also keep each drive's statistics apart.

@@ -87,6 +87,10 @@ pub struct System {
     pub events: u64,
     /// Seed.
     pub seed: u64,
+    /// When the power fails, if a power loss is scheduled.
+    power_loss: Option<Time>,
+    /// The power failed: the run is over.
+    powered_off: bool,
 }
 
 impl System {
@@ -270,6 +274,8 @@ impl System {
             multi,
             events: 0,
             seed,
+            power_loss: None,
+            powered_off: false,
         };
         for d in &mut s.drives {
             d.ramp_snapshot = d.snapshot(Time::ZERO, &s.fabric);
@@ -301,6 +307,53 @@ impl System {
         }
         self.host.data = true;
         Ok(())
+    }
+
+    /// Fail the power at `at` (simulated time from the start of the run):
+    /// the run ends there, each drive loses what was not yet durable and
+    /// recovers (its report gains a `recovery` section). Drives that keep
+    /// data (a data store) are refused: their stored data would not go
+    /// back to what flash held.
+    pub fn power_loss_at(&mut self, at: Time) -> Result<(), SimError> {
+        if at == Time::ZERO {
+            return Err(SimError::Device(
+                "--power-loss-at: the power loss must come after the start of the run (a time above 0 s)".into(),
+            ));
+        }
+        if let Some(t) = self.power_loss {
+            return Err(SimError::Device(format!(
+                "--power-loss-at: a power loss is already scheduled at {:.6} s (one per run)",
+                t.as_secs_f64()
+            )));
+        }
+        if self.drives.iter().any(|d| d.store.is_some()) {
+            return Err(SimError::Device(
+                "--power-loss-at cannot be used with a data store yet (the stored data would not go back to what flash held after the power loss); run without --data-store".into(),
+            ));
+        }
+        if let Some(i) = self.drives.iter().position(|d| d.is_ramdisk()) {
+            return Err(SimError::Device(format!(
+                "--power-loss-at: drive {} is a RAM disk (backend.kind = \"ramdisk\"): it has no flash to recover from, and a power loss is modelled only for flash drives",
+                self.names[i]
+            )));
+        }
+        for d in &mut self.drives {
+            d.track_durability();
+        }
+        self.power_loss = Some(at);
+        self.q.at(at, Event::PowerLoss);
+        Ok(())
+    }
+
+    /// The power loss and recovery, once it has happened (the drives'
+    /// together).
+    pub fn recovery(&self) -> Option<crate::device::recovery::RecoveryReport> {
+        let parts: Vec<_> = self
+            .drives
+            .iter()
+            .filter_map(|d| d.recovery.as_ref())
+            .collect();
+        crate::device::recovery::RecoveryReport::combine(&parts)
     }
 
     /// Keep fio-style statistics per job clone (one per host queue).
@@ -381,7 +434,7 @@ impl System {
             self.q.at(self.host.ramp_end, Event::RampEnd);
         }
         let mut tick: u32 = 0;
-        while self.host.outstanding > 0 || self.host.active > 0 {
+        while (self.host.outstanding > 0 || self.host.active > 0) && !self.powered_off {
             let Some((now, ev)) = self.q.pop() else {
                 return Err(SimError::Stalled(format!(
                     "{} commands outstanding, {} waiting for write-buffer space, {} flash transactions in flight, no events pending",
@@ -408,6 +461,13 @@ impl System {
         // first record is bad) may leave nothing to run: report it.
         if let Some(e) = self.host.failure.take() {
             return Err(e);
+        }
+        if let (Some(at), false) = (self.power_loss, self.powered_off) {
+            return Err(SimError::Device(format!(
+                "--power-loss-at {:.6} s: the run ended before it, at {:.6} s simulated; choose a time inside the run",
+                at.as_secs_f64(),
+                self.q.now().as_secs_f64()
+            )));
         }
         progress(self.progress());
         Ok(())
@@ -523,6 +583,13 @@ impl System {
                 for d in &mut self.drives {
                     d.mark_ramp(now, &self.fabric);
                 }
+            }
+            Event::PowerLoss => {
+                let n = self.host.in_flight_per_drive(self.drives.len());
+                for (d, k) in self.drives.iter_mut().zip(n) {
+                    d.power_loss(now, k);
+                }
+                self.powered_off = true;
             }
         }
     }

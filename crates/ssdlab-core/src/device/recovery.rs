@@ -1,0 +1,242 @@
+//! Power loss and recovery (issue 14, part 5): what a drive loses when its
+//! power fails at an instant of the run, and what rebuilding its mapping
+//! costs when the power returns. docs/models/recovery.md states the model.
+//!
+//! - *Power-loss protection* (`cache.power_loss_protection`): capacitors
+//!   hold the drive up while it programs what its DRAM holds; nothing
+//!   acknowledged is lost.
+//! - *Volatile DRAM*: every unit whose latest version was not yet durable
+//!   goes back to its newest version on flash, or is left unmapped if it
+//!   has none ([`crate::ftl::durability`]); the report counts them.
+//! - *Recovery* (no checkpoint: the C-log is not modelled yet): the
+//!   firmware reads the summary page of every closed block and the
+//!   out-of-band area of every written page row of the open blocks, on all
+//!   dies at once. Its time is the busiest channel's: the larger of its
+//!   busiest die's command and array time plus one transfer, and the sum of
+//!   the transfers its dies make (reads pipeline across dies; a bound a
+//!   schedule reaches when the reads are many).
+
+use super::Drive;
+use crate::ftl::durability::{UnitScan, SUMMARY_BYTES_PER_SLOT};
+use crate::units::{Ppa, Time};
+use serde::Serialize;
+
+/// The power loss and the recovery that followed, for one drive.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct RecoveryReport {
+    /// When the power failed (simulated s from the start of the run).
+    pub power_loss_at_s: f64,
+    /// The drive had power-loss protection (its DRAM was saved).
+    pub power_loss_protection: bool,
+    /// Host write commands accepted but not completed, and all other
+    /// commands in flight, at the power loss (never acknowledged).
+    pub commands_in_flight: u64,
+    /// Mapping units of acknowledged host writes lost (not yet durable).
+    pub units_lost: u64,
+    /// Bytes of those units.
+    pub bytes_lost: u64,
+    /// Of the units lost: back to an older version found on flash.
+    pub units_reverted: u64,
+    /// Of the units lost: no older version left (never written before, or
+    /// its block was erased since): they read as zeros.
+    pub units_unmapped: u64,
+    /// Units only GC had moved whose copy on flash was gone (must be 0:
+    /// GC erases a victim only once its copies are programmed).
+    pub relocated_units_lost: u64,
+    /// Mapping units the capacitors programmed (power-loss protection).
+    pub units_saved_by_capacitors: u64,
+    /// GC victims erased, over the whole run, before the copies moved out
+    /// of them were programmed, because their unit had no room left for
+    /// the copies (a power loss in that window loses them).
+    pub gc_victims_erased_early: u64,
+    /// Open blocks closed (their unwritten pages stay unused until GC).
+    pub open_blocks_closed: u64,
+    /// Pages of block summaries read (a closed block's summary lists each
+    /// slot's LPN and sequence number: 8 B a slot, in as many pages as that takes).
+    pub summary_pages_read: u64,
+    /// Out-of-band areas read (one per written page row of an open block).
+    pub oob_reads: u64,
+    /// Checkpoint pages read (no checkpoint is kept yet: 0).
+    pub checkpoint_pages_read: u64,
+    /// Bytes moved over the channels by those reads.
+    pub bytes_read: u64,
+    /// Time to rebuild the mapping (s).
+    pub recovery_time_s: f64,
+}
+
+impl RecoveryReport {
+    /// Several drives lose power at once: counts add up, recovery takes as
+    /// long as the slowest drive's.
+    pub fn combine(parts: &[&RecoveryReport]) -> Option<RecoveryReport> {
+        let first = parts.first()?;
+        let mut r = RecoveryReport {
+            power_loss_at_s: first.power_loss_at_s,
+            power_loss_protection: parts.iter().all(|p| p.power_loss_protection),
+            ..Default::default()
+        };
+        for p in parts {
+            r.commands_in_flight += p.commands_in_flight;
+            r.units_lost += p.units_lost;
+            r.bytes_lost += p.bytes_lost;
+            r.units_reverted += p.units_reverted;
+            r.units_unmapped += p.units_unmapped;
+            r.relocated_units_lost += p.relocated_units_lost;
+            r.units_saved_by_capacitors += p.units_saved_by_capacitors;
+            r.open_blocks_closed += p.open_blocks_closed;
+            r.gc_victims_erased_early += p.gc_victims_erased_early;
+            r.summary_pages_read += p.summary_pages_read;
+            r.oob_reads += p.oob_reads;
+            r.checkpoint_pages_read += p.checkpoint_pages_read;
+            r.bytes_read += p.bytes_read;
+            r.recovery_time_s = r.recovery_time_s.max(p.recovery_time_s);
+        }
+        Some(r)
+    }
+
+    /// Text lines for the report.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "  Power loss at {:.6} s: {} commands in flight; ",
+            self.power_loss_at_s, self.commands_in_flight
+        );
+        if self.power_loss_protection {
+            s += &format!(
+                "power-loss protection saved {} units in DRAM, nothing lost\n",
+                self.units_saved_by_capacitors
+            );
+        } else {
+            s += &format!(
+                "{} acknowledged units lost ({} bytes: {} back to an older version, {} unmapped), {} GC copies lost\n",
+                self.units_lost,
+                self.bytes_lost,
+                self.units_reverted,
+                self.units_unmapped,
+                self.relocated_units_lost
+            );
+        }
+        s += &format!(
+            "  Recovery: {:.6} s, {} block summaries + {} OOB reads + {} checkpoint pages ({} bytes), {} open blocks closed\n",
+            self.recovery_time_s,
+            self.summary_pages_read,
+            self.oob_reads,
+            self.checkpoint_pages_read,
+            self.bytes_read,
+            self.open_blocks_closed
+        );
+        s
+    }
+}
+
+impl Drive {
+    /// A power loss is scheduled: keep what it needs (the FTL's durability
+    /// journal, for a volatile buffer).
+    pub(crate) fn track_durability(&mut self) {
+        if !self.dev.cache.power_loss_protection {
+            self.ftl.track_durability();
+        }
+    }
+
+    /// A RAM-disk backend (no flash: a power loss would lose everything,
+    /// which is not modelled).
+    pub(crate) fn is_ramdisk(&self) -> bool {
+        self.ramdisk
+    }
+
+    /// The power fails at `now` with `in_flight` host commands not yet
+    /// completed: apply what is lost and record the recovery.
+    pub(crate) fn power_loss(&mut self, now: Time, in_flight: u64) {
+        let g = self.geo.clone();
+        let scan = {
+            let t = &self.timings;
+            self.ftl
+                .recovery_scan(|slc, page| t.read_in(slc, g.page_type(page)))
+        };
+        let plp = self.dev.cache.power_loss_protection;
+        let mut r = RecoveryReport {
+            power_loss_at_s: now.as_secs_f64(),
+            power_loss_protection: plp,
+            commands_in_flight: in_flight,
+            ..Default::default()
+        };
+        if plp {
+            // The capacitors program what DRAM holds: the mapping stays.
+            let (host, gc) = self.cache.lose_contents();
+            r.units_saved_by_capacitors = host + gc;
+        } else {
+            let in_flight: Vec<(Ppa, u32)> = self
+                .prog_at
+                .iter()
+                .enumerate()
+                .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
+                .collect();
+            let erasing: Vec<u32> = self
+                .gc
+                .iter()
+                .flatten()
+                .filter(|j| j.erasing)
+                .map(|j| j.victim)
+                .collect();
+            let fx = self.ftl.power_loss(&in_flight, &erasing);
+            self.cache.lose_contents();
+            r.units_lost = fx.host_units_lost;
+            r.bytes_lost = fx.host_units_lost * self.unit_bytes;
+            r.units_reverted = fx.reverted;
+            r.units_unmapped = fx.unmapped;
+            r.relocated_units_lost = fx.relocated_lost;
+            r.open_blocks_closed = fx.open_blocks_closed;
+            r.gc_victims_erased_early = self.gc_early_erases;
+        }
+        // Nothing the drive was doing goes on.
+        for j in self.gc.iter_mut() {
+            *j = None;
+        }
+        for a in self.prog_at.iter_mut() {
+            *a = None;
+        }
+        let (bytes, time) = self.scan_cost(&scan);
+        r.summary_pages_read = scan.iter().map(|s| s.summary_reads).sum();
+        r.oob_reads = scan.iter().map(|s| s.oob_reads).sum();
+        r.bytes_read = bytes;
+        r.recovery_time_s = time.as_secs_f64();
+        self.recovery = Some(r);
+    }
+
+    /// Bytes and time of the recovery reads: per channel, the larger of
+    /// its busiest die's command and array time plus one transfer, and its
+    /// dies' transfers in sequence; the drive takes its slowest channel's.
+    fn scan_cost(&self, scan: &[UnitScan]) -> (u64, Time) {
+        let g = &self.geo;
+        // A summary page read moves a whole (multi-plane) page.
+        let summary = (g.planes_per_unit * g.slots_per_page) as u64 * g.mapping_unit.0;
+        let oob = (g.planes_per_unit * g.slots_per_page) as u64 * SUMMARY_BYTES_PER_SLOT;
+        let t_cmd = self.dev.nand.t_cmd;
+        let mut die_time = vec![Time::ZERO; g.dies as usize];
+        let mut die_xfer = vec![Time::ZERO; g.dies as usize];
+        let mut last_xfer = vec![Time::ZERO; g.dies as usize];
+        let mut bytes = 0;
+        for (u, s) in scan.iter().enumerate() {
+            let die = g.die_of_unit(u as u32) as usize;
+            let reads = s.summary_reads + s.oob_reads;
+            die_time[die] += t_cmd.times(reads) + s.array_time;
+            let xs = self.flash.xfer_time(summary);
+            let xo = self.flash.xfer_time(oob);
+            die_xfer[die] += xs.times(s.summary_reads) + xo.times(s.oob_reads);
+            if reads > 0 {
+                last_xfer[die] = if s.oob_reads > 0 { xo } else { xs };
+            }
+            bytes += summary * s.summary_reads + oob * s.oob_reads;
+        }
+        let mut worst = Time::ZERO;
+        for ch in 0..g.channels {
+            let dies = (0..g.dies).filter(|&d| g.channel_of_die(d) == ch);
+            let (mut arrays, mut bus) = (Time::ZERO, Time::ZERO);
+            for d in dies {
+                let d = d as usize;
+                arrays = arrays.max(die_time[d] + last_xfer[d]);
+                bus += die_xfer[d];
+            }
+            worst = worst.max(arrays.max(bus));
+        }
+        (bytes, worst)
+    }
+}

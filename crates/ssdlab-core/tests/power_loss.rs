@@ -1,0 +1,202 @@
+//! Power loss and recovery (issue 14, part 5): what a drive loses when its
+//! power fails mid-run, what power-loss protection saves, what recovery
+//! reads and how long it takes, and the errors for runs that cannot have
+//! one.
+
+mod common;
+
+use ssdlab_core::config::Device;
+use ssdlab_core::device::recovery::RecoveryReport;
+use ssdlab_core::units::Time;
+use ssdlab_core::workload::fio;
+use ssdlab_core::{Precondition, System};
+
+/// Run `job` on `dev` with the power failing at `at`; the recovery report
+/// and the drive's FTL checked for consistency.
+fn lose_power(dev: Device, job: &str, pre: Precondition, at: Time) -> RecoveryReport {
+    let w = fio::parse_str(job, "pl.fio").unwrap();
+    let mut s = System::new(dev, &w, "pl.fio", 7, pre).unwrap();
+    s.power_loss_at(at).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    s.drives[0].ftl.check_invariants().unwrap();
+    s.recovery().expect("a recovery section")
+}
+
+/// [`common::SMALL_SLC`] with 16 KiB pages: a program unit holds four
+/// mapping units, so GC copies wait in DRAM for company.
+fn small_16k() -> Device {
+    common::device(
+        &common::SMALL_SLC.replace("page_size = \"4KiB\"", "page_size = \"16KiB\""),
+        "small-16k",
+    )
+}
+
+const RANDWRITE: &str = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
+
+#[test]
+fn gc_copies_survive_a_power_loss_at_any_instant() {
+    // Steady state on a small volatile drive: GC runs all the time, so
+    // some power losses fall between a victim's last read and the program
+    // of its copies.
+    let mut lost_host = 0;
+    for k in 1..=40u64 {
+        let r = lose_power(
+            small_16k(),
+            RANDWRITE,
+            Precondition::Steady,
+            Time::from_secs_f64(0.003 * k as f64 + 0.000_137 * k as f64),
+        );
+        assert_eq!(
+            r.relocated_units_lost, 0,
+            "at {} s: {r:?}",
+            r.power_loss_at_s
+        );
+        assert!(!r.power_loss_protection);
+        lost_host += r.units_lost;
+    }
+    assert!(lost_host > 0, "a volatile buffer under writes loses some");
+}
+
+#[test]
+fn power_loss_protection_saves_what_dram_holds() {
+    let dev = common::device(
+        &common::SMALL_SLC.replace(
+            "write_buffer = \"256KiB\"",
+            "write_buffer = \"256KiB\"\npower_loss_protection = true",
+        ),
+        "small-plp",
+    );
+    let r = lose_power(
+        dev,
+        RANDWRITE,
+        Precondition::Steady,
+        Time::from_secs_f64(0.01),
+    );
+    assert!(r.power_loss_protection);
+    assert_eq!((r.units_lost, r.relocated_units_lost), (0, 0), "{r:?}");
+    assert!(r.units_saved_by_capacitors > 0, "{r:?}");
+    assert!(r.recovery_time_s > 0.0);
+}
+
+#[test]
+fn a_flush_after_every_write_leaves_at_most_that_write_to_lose() {
+    // QD1, each 4 KiB write followed by an NVMe Flush: whenever the power
+    // fails, only the write whose flush has not completed can be lost.
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=1\nfsync=1\nnumber_ios=3000\n";
+    let mut caught = 0;
+    for k in 0..25u64 {
+        let at = Time::from_secs_f64(0.0004 + 0.000_913 * k as f64);
+        let r = lose_power(small_16k(), job, Precondition::Fill, at);
+        assert!(r.units_lost <= 1, "at {at:?}: {r:?}");
+        assert!(r.commands_in_flight <= 1);
+        caught += r.units_lost;
+    }
+    // Each write waits in DRAM for its flush's program (200 us of about
+    // 250 us per write): most instants catch one.
+    assert!(caught >= 10, "{caught} of 25 instants caught a write");
+}
+
+#[test]
+fn without_flushes_the_buffered_writes_are_lost_and_counted() {
+    // A fresh drive: three 4 KiB writes, less than a 16 KiB program unit,
+    // stay in DRAM (nothing forces a program); reads keep the run going.
+    // They are lost, with no older version to go back to, and with nothing
+    // on flash recovery reads nothing.
+    let job = "[w]\nrw=write\nbs=4k\niodepth=1\nsize=12k\n\
+               [r]\nstonewall\nrw=read\nbs=4k\nsize=12k\niodepth=1\nloops=200\nthinktime=10\n";
+    let r = lose_power(
+        small_16k(),
+        job,
+        Precondition::Fresh,
+        Time::from_secs_f64(0.002),
+    );
+    assert_eq!(r.units_lost, 3, "{r:?}");
+    assert_eq!(r.units_unmapped, 3);
+    assert_eq!(r.units_reverted, 0);
+    assert_eq!(r.bytes_lost, 3 * 4096);
+    assert_eq!((r.summary_pages_read, r.oob_reads, r.bytes_read), (0, 0, 0));
+    assert_eq!(r.recovery_time_s, 0.0);
+}
+
+#[test]
+fn recovery_time_on_one_die_is_the_sum_of_its_reads() {
+    // One channel, one die, 4 KiB SLC pages of one mapping unit, 64 pages
+    // a block: a block's summary (64 slots x 8 B) fits one page. Three
+    // blocks and five pages written and flushed, then only reads: recovery
+    // reads 3 summaries (page transfers) and 5 out-of-band areas (8 B
+    // each), one after another on the die: 8 x (t_cmd + tR) + the last
+    // transfer (the earlier ones overlap the next array reads).
+    let dev = common::analytic_device(1, 1, "", "");
+    let units = 3 * 64 + 5;
+    let job = format!(
+        "[w]\nrw=write\nbs=4k\niodepth=1\nsize={}k\nend_fsync=1\n\
+         [r]\nstonewall\nrw=read\nbs=4k\nsize=4k\niodepth=1\nloops=2000\nthinktime=10\n",
+        units * 4
+    );
+    let r = lose_power(dev, &job, Precondition::Fresh, Time::from_secs_f64(0.06));
+    assert_eq!(r.units_lost, 0, "all flushed: {r:?}");
+    assert_eq!((r.summary_pages_read, r.oob_reads), (3, 5), "{r:?}");
+    assert_eq!(r.bytes_read, 3 * 4096 + 5 * 8);
+    let per_read = 100e-9 + 25e-6;
+    let last = 8.0 / 400e6;
+    let want = 8.0 * per_read + last;
+    assert!(
+        (r.recovery_time_s - want).abs() < 1e-9,
+        "{} vs {want}",
+        r.recovery_time_s
+    );
+}
+
+#[test]
+fn power_losses_are_deterministic() {
+    let a = lose_power(
+        small_16k(),
+        RANDWRITE,
+        Precondition::Steady,
+        Time::from_secs_f64(0.0123),
+    );
+    let b = lose_power(
+        small_16k(),
+        RANDWRITE,
+        Precondition::Steady,
+        Time::from_secs_f64(0.0123),
+    );
+    assert_eq!(a, b);
+}
+
+fn refused(dev: Device, job: &str, at: Time, store: bool) -> String {
+    let w = fio::parse_str(job, "pl.fio").unwrap();
+    let mut s = System::new(dev, &w, "pl.fio", 7, Precondition::Fresh).unwrap();
+    if store {
+        s.set_data_store(
+            Some(&ssdlab_core::device::store::StoreSpec::Memory),
+            &w,
+            "pl.fio",
+        )
+        .unwrap();
+    }
+    match s.power_loss_at(at) {
+        Err(e) => e.to_string(),
+        Ok(()) => match s.run(&mut |_| {}, &|| false) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted"),
+        },
+    }
+}
+
+#[test]
+fn power_losses_that_cannot_happen_are_refused_with_the_reason() {
+    let short = "[w]\nrw=randwrite\nbs=4k\niodepth=4\nnumber_ios=100\n";
+    let e = refused(small_16k(), short, Time::from_secs_f64(5.0), false);
+    assert!(
+        e.contains("--power-loss-at 5.000000 s") && e.contains("the run ended before it"),
+        "{e}"
+    );
+    let e = refused(small_16k(), short, Time::ZERO, false);
+    assert!(e.contains("after the start of the run"), "{e}");
+    let e = refused(small_16k(), short, Time::from_secs_f64(0.001), true);
+    assert!(e.contains("data store"), "{e}");
+    let ram = Device::preset("seed000-eisc-ramdisk").unwrap();
+    let e = refused(ram, short, Time::from_secs_f64(0.001), false);
+    assert!(e.contains("RAM disk") && e.contains("nvme0"), "{e}");
+}
