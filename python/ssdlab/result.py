@@ -226,8 +226,23 @@ class Recovery:
     summary_pages_read: int = 0
     oob_reads: int = 0
     checkpoint_pages_read: int = 0
+    last_checkpoint_s: Optional[float] = None
     bytes_read: int = 0
     recovery_time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """Mapping checkpoints (``ftl.checkpoint_interval``, seed 001's C-log):
+    the interval, checkpoints taken and skipped (the previous one still
+    being written), what they wrote, and when the last complete one began."""
+
+    interval_s: float = 0.0
+    taken: int = 0
+    skipped: int = 0
+    units_written: int = 0
+    bytes_written: int = 0
+    last_complete_s: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -330,6 +345,9 @@ class Result:
         #: The functional data store (:class:`DataStore`) of a run with
         #: ``data_store=``, else None.
         self.data_store: Optional[DataStore] = _pick(DataStore, r["data_store"]) if r.get("data_store") else None
+        #: Mapping checkpoints (:class:`Checkpoints`) of a drive with
+        #: ``ftl.checkpoint_interval``, else None.
+        self.checkpoint: Optional[Checkpoints] = _pick(Checkpoints, r["checkpoint"]) if r.get("checkpoint") else None
         #: The power loss and recovery (:class:`Recovery`) of a run with
         #: ``power_loss_at=``, else None.
         self.recovery: Optional[Recovery] = _pick(Recovery, r["recovery"]) if r.get("recovery") else None

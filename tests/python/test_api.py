@@ -473,3 +473,22 @@ def test_power_loss_reports_what_was_lost_and_the_recovery(small):
         ssdlab.run(small, job, power_loss_at="100s")
     with pytest.raises(ValueError, match="power_loss_at"):
         ssdlab.run(small, job, power_loss_at="soon")
+
+
+def test_checkpoints_are_reported_and_shorten_recovery(small):
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    ck = small.with_(ftl__checkpoint_interval="1ms")
+    r = ssdlab.run(ck, job, power_loss_at="8ms", sample_interval=None)
+    c = r.checkpoint
+    assert isinstance(c, ssdlab.Checkpoints)
+    assert c.interval_s == pytest.approx(0.001)
+    assert c.taken >= 6 and c.units_written > 0
+    assert c.bytes_written == c.units_written * 4096
+    rec = r.recovery
+    assert rec.last_checkpoint_s == c.last_complete_s
+    assert rec.checkpoint_pages_read > 0
+    plain = ssdlab.run(small, job, power_loss_at="8ms", sample_interval=None)
+    assert plain.checkpoint is None and plain.recovery.last_checkpoint_s is None
+    assert rec.summary_pages_read < plain.recovery.summary_pages_read
+    with pytest.raises(ssdlab.ConfigError, match="checkpoint_interval"):
+        ssdlab.run(small.with_(ftl__checkpoint_interval="0s"), job)

@@ -418,6 +418,12 @@ impl DeviceFile {
                 "a RAM disk keeps no flash mapping to cache: remove the key or use \"all\"",
             );
         }
+        if ftl.checkpoint_interval.is_some() && matches!(backend, Backend::RamDisk { .. }) {
+            c.push(
+                "ftl.checkpoint_interval",
+                "a RAM disk keeps no flash mapping to checkpoint: remove the key or use \"none\"",
+            );
+        }
         let flash = self.flash.resolve(&mut c);
         let controller = self
             .controller
@@ -514,8 +520,12 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     // one open block of them per unit) come out of the spare too.
     let bad =
         units * crate::ftl::factory_bad_per_unit(n.blocks_per_plane, n.factory_bad_blocks) as u64;
-    let translation = if f.mapping_cache.is_some() {
-        let pages = logical.div_ceil(f.entries_per_translation_page() as u64);
+    let translation = if f.keeps_translation_pages() {
+        let pages = logical.div_ceil(f.entries_per_translation_page() as u64)
+            + f.checkpoint_record_units(
+                logical.div_ceil(f.entries_per_translation_page() as u64),
+                blocks_total,
+            );
         pages.div_ceil(block_slots.max(1)) + units
     } else {
         0

@@ -96,6 +96,11 @@ pub enum Event {
     FlusherWake,
     /// The measured window starts.
     RampEnd,
+    /// A drive's checkpoint interval is over (`ftl.checkpoint_interval`).
+    Checkpoint {
+        /// Drive.
+        d: u16,
+    },
     /// The power fails (`--power-loss-at`): the run ends, every drive
     /// loses what was not durable and recovers.
     PowerLoss,

@@ -453,6 +453,9 @@ pub struct Report {
     /// Writes of part of a mapping unit (read-modify-write), when there were any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rmw: Option<Rmw>,
+    /// Mapping checkpoints (`ftl.checkpoint_interval`), when the drive takes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<crate::device::checkpoint::CheckpointReport>,
     /// The power loss and recovery (`--power-loss-at`), when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<crate::device::recovery::RecoveryReport>,
@@ -922,6 +925,7 @@ impl Report {
             ),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             recovery: drive.recovery.clone(),
+            checkpoint: drive.checkpoint_report(),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
                 programs: now.flash[1] - base.flash[1],
@@ -1079,6 +1083,11 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.rmw.as_ref())
                 .fold(None, Rmw::add),
+            checkpoint: crate::device::checkpoint::CheckpointReport::combine(
+                &per.iter()
+                    .filter_map(|p| p.checkpoint.as_ref())
+                    .collect::<Vec<_>>(),
+            ),
             recovery: crate::device::recovery::RecoveryReport::combine(
                 &per.iter()
                     .filter_map(|p| p.recovery.as_ref())
@@ -1262,6 +1271,20 @@ impl Report {
                 pc.pause_time_s,
                 pc.throttled_writes,
                 pc.throttle_time_s
+            );
+        }
+        if let Some(c) = &self.checkpoint {
+            let _ = writeln!(
+                s,
+                "  Checkpoints: every {:.3} ms, {} taken ({} skipped), {} units ({:.1} MiB) written{}",
+                c.interval_s * 1e3,
+                c.taken,
+                c.skipped,
+                c.units_written,
+                c.bytes_written as f64 / (1u64 << 20) as f64,
+                c.last_complete_s
+                    .map(|t| format!(", last complete one began at {t:.6} s"))
+                    .unwrap_or_default()
             );
         }
         if let Some(r) = &self.recovery {

@@ -200,3 +200,89 @@ fn power_losses_that_cannot_happen_are_refused_with_the_reason() {
     let e = refused(ram, short, Time::from_secs_f64(0.001), false);
     assert!(e.contains("RAM disk") && e.contains("nvme0"), "{e}");
 }
+
+/// `dev` with mapping checkpoints every `interval`.
+fn with_checkpoints(dev: Device, interval: &str) -> Device {
+    let mut d = dev;
+    d.ftl.checkpoint_interval = Some(ssdlab_core::units::parse_time(interval).unwrap());
+    d
+}
+
+#[test]
+fn recovery_of_an_empty_drive_costs_only_the_checkpoint_read() {
+    // One die: 3,276 logical units, 4 translation pages of 1,024 entries
+    // and 64 blocks: the record (4 x 4 B + 64 x 8 B) is one 4 KiB unit.
+    // Nothing is written (reads of unmapped data keep the run going), so
+    // the checkpoint at 1 ms writes only its record, and recovery reads
+    // only that: t_cmd + tR + one 4 KiB transfer.
+    let dev = with_checkpoints(common::analytic_device(1, 1, "", ""), "1ms");
+    let job = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=20000\nthinktime=10\n";
+    let r = lose_power(dev, job, Precondition::Fresh, Time::from_secs_f64(0.005));
+    assert_eq!(r.last_checkpoint_s, Some(0.001), "{r:?}");
+    assert_eq!(
+        (r.checkpoint_pages_read, r.summary_pages_read, r.oob_reads),
+        (1, 0, 0),
+        "{r:?}"
+    );
+    let want = 100e-9 + 25e-6 + 4096.0 / 400e6;
+    assert!(
+        (r.recovery_time_s - want).abs() < 1e-9,
+        "{} vs {want}",
+        r.recovery_time_s
+    );
+}
+
+#[test]
+fn checkpoints_cost_writes_and_shorten_recovery() {
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
+    let at = Time::from_secs_f64(0.05);
+    let without = lose_power(small_16k(), job, Precondition::Steady, at);
+    let dev = with_checkpoints(small_16k(), "5ms");
+    let w = fio::parse_str(job, "pl.fio").unwrap();
+    let mut s = System::new(dev, &w, "pl.fio", 7, Precondition::Steady).unwrap();
+    s.power_loss_at(at).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    s.drives[0].ftl.check_invariants().unwrap();
+    let with = s.recovery().unwrap();
+    let c = s.drives[0].checkpoint_report().unwrap();
+    // Ten intervals: a checkpoint in most (none after an interval in
+    // which GC held every host write back: the next host program re-arms).
+    assert!(c.taken >= 6 && c.skipped == 0, "{c:?}");
+    let last = c.last_complete_s.unwrap();
+    assert!(last > 0.025 && last < 0.05, "{c:?}");
+    assert_eq!(with.last_checkpoint_s, Some(last));
+    // Each checkpoint writes the translation pages random writes touched
+    // (most of the 52) and the record.
+    assert!(c.units_written > 6 * 20, "{c:?}");
+    // Recovery reads the checkpoint (record + translation pages) and only
+    // the blocks closed since it began, not every closed block.
+    assert!(with.checkpoint_pages_read > 20, "{with:?}");
+    assert_eq!(without.checkpoint_pages_read, 0);
+    assert!(
+        with.summary_pages_read * 4 < without.summary_pages_read,
+        "{with:?} vs {without:?}"
+    );
+    assert!(with.recovery_time_s < without.recovery_time_s);
+    // The same writes are lost either way: checkpoints cover the mapping,
+    // not the data in DRAM.
+    assert_eq!(with.units_lost > 0, without.units_lost > 0);
+}
+
+#[test]
+fn a_bad_checkpoint_interval_is_refused_by_key() {
+    let text = common::SMALL_SLC.replace("[ftl]\n", "[ftl]\ncheckpoint_interval = \"0s\"\n");
+    let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
+        .and_then(|f| f.resolve("ck.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ftl.checkpoint_interval") && e.contains("above 0"),
+        "{e}"
+    );
+    let text = common::SMALL_SLC.replace("[ftl]\n", "[ftl]\ncheckpoint_interval = \"often\"\n");
+    let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
+        .and_then(|f| f.resolve("ck.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ftl.checkpoint_interval"), "{e}");
+}

@@ -59,6 +59,9 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     // and workloads, stay as they were).
     let mut rel = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x7265_6c69);
     let (grown, spare) = [(0.0, 0), (0.0, 0), (0.3, 3), (1.0, 5)][rel.gen_range(0..4)];
+    // Mapping checkpoints, from a stream of their own too.
+    let mut ck = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x636b_7074);
+    let checkpoint = ["none", "none", "500us", "3ms"][ck.gen_range(0..4)];
     let mapping = match rng.gen_range(0..3) {
         0 => "all".to_string(),
         1 => "4KiB".to_string(),
@@ -82,6 +85,7 @@ wear_leveling = "{wl}"
 static_wl_threshold = 4
 mapping_cache = "{mapping}"
 spare_blocks = "{spare}%"
+checkpoint_interval = "{checkpoint}"
 [nand]
 channels = {channels}
 chips_per_channel = {chips}
@@ -101,7 +105,7 @@ grown_bad_rate = "{grown}%"
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}, checkpoints {checkpoint}"
     );
     (text, summary)
 }

@@ -155,6 +155,9 @@ impl Drive {
         if gc > 0 {
             self.gc_progs[u as usize] += 1;
         }
+        if host && self.ckpt.is_some() {
+            self.arm_checkpoint(now, eq);
+        }
         if self.mcache.is_some() {
             for &l in &lpns {
                 self.update_translation(now, l, eq);
@@ -507,6 +510,7 @@ impl Drive {
             }
             TAG_MAPPROG => {
                 self.program_room += 1;
+                self.checkpoint_program_done(now, owner);
                 self.program_done(now, eq, fabric);
             }
             TAG_MAPREAD => {

@@ -13,6 +13,7 @@
 //! decides *when* each operation happens and calls in here for *what* it
 //! does to the mapping.
 
+mod checkpoint;
 pub(crate) mod config;
 pub mod durability;
 mod map;
@@ -176,6 +177,14 @@ pub struct Ftl {
     tpages: u32,
     /// L2P entries per translation page.
     tpe: u32,
+    /// Units of a checkpoint record (0: no checkpoints), after the
+    /// translation pages in the L2P.
+    crec: u32,
+    /// Checkpoints of a mapping held whole in DRAM: translation pages
+    /// changed since the last one (a bit each; empty otherwise).
+    ckpt_dirty: Vec<u64>,
+    /// Per block: opened for translation pages (empty without them).
+    map_block: Vec<bool>,
     /// Functional path: translation pages waiting for a program unit, per unit.
     map_leftover: Vec<Vec<u32>>,
     /// Grown bad blocks per unit (retired in service).
@@ -217,13 +226,27 @@ impl Ftl {
             .collect();
         let stripe = stripe_order(&geo, &cfg.allocation);
         let tpe = cfg.entries_per_translation_page();
-        let tpages = if cfg.mapping_cache.is_some() {
+        let tpages = if cfg.keeps_translation_pages() {
             logical_units.div_ceil(tpe as u64) as u32
         } else {
             0
         };
+        // A checkpoint record's units follow the translation pages in the
+        // L2P (written, relocated and read like them).
+        let crec = cfg.checkpoint_record_units(tpages as u64, blocks as u64) as u32;
         let mut f = Ftl {
-            l2p: Table::new(logical_units as usize + tpages as usize),
+            l2p: Table::new(logical_units as usize + tpages as usize + crec as usize),
+            crec,
+            map_block: if tpages > 0 {
+                vec![false; blocks]
+            } else {
+                Vec::new()
+            },
+            ckpt_dirty: if cfg.checkpoint_interval.is_some() && cfg.mapping_cache.is_none() {
+                vec![0; (tpages as usize).div_ceil(64)]
+            } else {
+                Vec::new()
+            },
             lpns: logical_units,
             tpages,
             tpe,
@@ -236,7 +259,7 @@ impl Ftl {
                 let units = geo.units.max(1) as u64;
                 let data = logical_units.div_ceil(units).div_ceil(spb);
                 let map = if tpages > 0 {
-                    (tpages as u64).div_ceil(units).div_ceil(spb) + 1
+                    ((tpages + crec) as u64).div_ceil(units).div_ceil(spb) + 1
                 } else {
                     0
                 };
@@ -422,6 +445,9 @@ impl Ftl {
         self.mapped -= (old != UNMAPPED) as u64;
         self.set_l2p(lpn.0, UNMAPPED);
         self.stats.trimmed_slots += 1;
+        if !self.ckpt_dirty.is_empty() {
+            self.checkpoint_touch(lpn.0);
+        }
         if self.durability.is_some() {
             self.journal_trim(lpn.0);
         }
@@ -568,6 +594,9 @@ impl Ftl {
                 self.stats.free_at_open += u.free.len() as u64;
                 let bid = (unit * self.geo.blocks_per_unit + b) as usize;
                 self.state[bid] = BlockState::Active;
+                if !self.map_block.is_empty() {
+                    self.map_block[bid] = map;
+                }
                 (b, 0)
             }
         };
@@ -604,6 +633,9 @@ impl Ftl {
         let b = (ppa.0 / self.geo.slots_per_block) as usize;
         self.valid[b] += 1;
         self.seq += 1;
+        if !self.ckpt_dirty.is_empty() {
+            self.checkpoint_touch(lpn.0);
+        }
     }
 
     /// A newer version of `lpn` arrived while `ppa` (committed, program in flight) held it.

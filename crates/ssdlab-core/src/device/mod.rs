@@ -18,6 +18,7 @@
 
 pub(crate) mod backend;
 pub mod cache;
+pub mod checkpoint;
 pub mod compute;
 mod datapath;
 pub mod firmware;
@@ -244,6 +245,8 @@ pub struct Drive {
     gc_early_erases: u64,
     /// The power loss and recovery, once one has happened.
     pub recovery: Option<recovery::RecoveryReport>,
+    /// Mapping checkpoints (`ftl.checkpoint_interval`).
+    ckpt: Option<checkpoint::Checkpoints>,
     gc: Vec<Option<GcJob>>,
     wait_buffer: VecDeque<u32>,
     /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
@@ -380,6 +383,10 @@ impl Drive {
             hold_erase: !dev.cache.power_loss_protection
                 && !matches!(dev.backend, Backend::RamDisk { .. }),
             recovery: None,
+            ckpt: dev
+                .ftl
+                .checkpoint_interval
+                .map(checkpoint::Checkpoints::new),
             gc_early_erases: 0,
             wait_buffer: VecDeque::new(),
             scratch_groups: Vec::new(),

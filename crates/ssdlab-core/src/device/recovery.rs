@@ -8,10 +8,12 @@
 //! - *Volatile DRAM*: every unit whose latest version was not yet durable
 //!   goes back to its newest version on flash, or is left unmapped if it
 //!   has none ([`crate::ftl::durability`]); the report counts them.
-//! - *Recovery* (no checkpoint: the C-log is not modelled yet): the
-//!   firmware reads the summary page of every closed block and the
-//!   out-of-band area of every written page row of the open blocks, on all
-//!   dies at once. Its time is the busiest channel's: the larger of its
+//! - *Recovery*: the firmware reads the last complete checkpoint
+//!   (`ftl.checkpoint_interval`, seed 001's C-log: its record, and with the
+//!   whole mapping in DRAM every translation page on flash), the summary
+//!   pages of every block closed since that checkpoint began (of every
+//!   closed block without one) and the out-of-band area of every written
+//!   page row of the open blocks, on all dies at once. Its time is the busiest channel's: the larger of its
 //!   busiest die's command and array time plus one transfer, and the sum of
 //!   the transfers its dies make (reads pipeline across dies; a bound a
 //!   schedule reaches when the reads are many).
@@ -56,8 +58,12 @@ pub struct RecoveryReport {
     pub summary_pages_read: u64,
     /// Out-of-band areas read (one per written page row of an open block).
     pub oob_reads: u64,
-    /// Checkpoint pages read (no checkpoint is kept yet: 0).
+    /// Mapping units of the last complete checkpoint read (its record, and
+    /// with the whole mapping in DRAM the translation pages on flash); 0
+    /// without one.
     pub checkpoint_pages_read: u64,
+    /// When the checkpoint recovery started from began (s), if there was one.
+    pub last_checkpoint_s: Option<f64>,
     /// Bytes moved over the channels by those reads.
     pub bytes_read: u64,
     /// Time to rebuild the mapping (s).
@@ -72,6 +78,7 @@ impl RecoveryReport {
         let mut r = RecoveryReport {
             power_loss_at_s: first.power_loss_at_s,
             power_loss_protection: parts.iter().all(|p| p.power_loss_protection),
+            last_checkpoint_s: first.last_checkpoint_s,
             ..Default::default()
         };
         for p in parts {
@@ -115,7 +122,7 @@ impl RecoveryReport {
             );
         }
         s += &format!(
-            "  Recovery: {:.6} s, {} block summaries + {} OOB reads + {} checkpoint pages ({} bytes), {} open blocks closed\n",
+            "  Recovery: {:.6} s, {} block summary pages + {} OOB reads + {} checkpoint units ({} bytes), {} open blocks closed\n",
             self.recovery_time_s,
             self.summary_pages_read,
             self.oob_reads,
@@ -146,16 +153,30 @@ impl Drive {
     /// completed: apply what is lost and record the recovery.
     pub(crate) fn power_loss(&mut self, now: Time, in_flight: u64) {
         let g = self.geo.clone();
-        let scan = {
+        let last = self.last_checkpoint();
+        let mut scan = {
             let t = &self.timings;
-            self.ftl
-                .recovery_scan(|slc, page| t.read_in(slc, g.page_type(page)))
+            self.ftl.recovery_scan(last.map(|(s, _)| s), |slc, page| {
+                t.read_in(slc, g.page_type(page))
+            })
         };
+        if last.is_some() {
+            let t = &self.timings;
+            let reads = self
+                .ftl
+                .checkpoint_reads(|slc, page| t.read_in(slc, g.page_type(page)));
+            for (s, (n, units, time)) in scan.iter_mut().zip(reads) {
+                s.checkpoint_reads += n;
+                s.checkpoint_units += units;
+                s.array_time += time;
+            }
+        }
         let plp = self.dev.cache.power_loss_protection;
         let mut r = RecoveryReport {
             power_loss_at_s: now.as_secs_f64(),
             power_loss_protection: plp,
             commands_in_flight: in_flight,
+            last_checkpoint_s: last.map(|(_, at)| at.as_secs_f64()),
             ..Default::default()
         };
         if plp {
@@ -196,6 +217,7 @@ impl Drive {
         let (bytes, time) = self.scan_cost(&scan);
         r.summary_pages_read = scan.iter().map(|s| s.summary_reads).sum();
         r.oob_reads = scan.iter().map(|s| s.oob_reads).sum();
+        r.checkpoint_pages_read = scan.iter().map(|s| s.checkpoint_units).sum();
         r.bytes_read = bytes;
         r.recovery_time_s = time.as_secs_f64();
         self.recovery = Some(r);
@@ -209,6 +231,7 @@ impl Drive {
         // A summary page read moves a whole (multi-plane) page.
         let summary = (g.planes_per_unit * g.slots_per_page) as u64 * g.mapping_unit.0;
         let oob = (g.planes_per_unit * g.slots_per_page) as u64 * SUMMARY_BYTES_PER_SLOT;
+        let unit = g.mapping_unit.0;
         let t_cmd = self.dev.nand.t_cmd;
         let mut die_time = vec![Time::ZERO; g.dies as usize];
         let mut die_xfer = vec![Time::ZERO; g.dies as usize];
@@ -216,15 +239,24 @@ impl Drive {
         let mut bytes = 0;
         for (u, s) in scan.iter().enumerate() {
             let die = g.die_of_unit(u as u32) as usize;
-            let reads = s.summary_reads + s.oob_reads;
+            let reads = s.summary_reads + s.oob_reads + s.checkpoint_reads;
             die_time[die] += t_cmd.times(reads) + s.array_time;
             let xs = self.flash.xfer_time(summary);
             let xo = self.flash.xfer_time(oob);
-            die_xfer[die] += xs.times(s.summary_reads) + xo.times(s.oob_reads);
+            let xc = self.flash.xfer_time(unit);
+            die_xfer[die] +=
+                xs.times(s.summary_reads) + xo.times(s.oob_reads) + xc.times(s.checkpoint_units);
             if reads > 0 {
-                last_xfer[die] = if s.oob_reads > 0 { xo } else { xs };
+                // The reads run checkpoint first, then summaries, then OOB.
+                last_xfer[die] = if s.oob_reads > 0 {
+                    xo
+                } else if s.summary_reads > 0 {
+                    xs
+                } else {
+                    xc
+                };
             }
-            bytes += summary * s.summary_reads + oob * s.oob_reads;
+            bytes += summary * s.summary_reads + oob * s.oob_reads + unit * s.checkpoint_units;
         }
         let mut worst = Time::ZERO;
         for ch in 0..g.channels {

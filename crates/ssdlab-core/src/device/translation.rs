@@ -10,7 +10,7 @@
 //! the units in striping order. Every translation read and program is a
 //! real flash transaction on its die, competing with host I/O.
 
-use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPPROG, TAG_MAPREAD, TAG_RMW, TAG_SHIFT};
+use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPREAD, TAG_RMW, TAG_SHIFT};
 use crate::config::OpKind;
 use crate::device::flash::Txn;
 use crate::device::ftl::mapcache::Access;
@@ -207,7 +207,10 @@ impl Drive {
     /// unit in striping order whose die has room in its program queue.
     pub(super) fn flush_translations(&mut self, now: Time, eq: &mut EventQueue<Event>) {
         let spp = self.geo.slots_per_program as usize;
-        while self.map_queue.len() >= spp && self.program_room > 0 {
+        while (self.map_queue.len() >= spp
+            || (!self.map_queue.is_empty() && self.checkpoint_pending()))
+            && self.program_room > 0
+        {
             let n = self.ftl.stripe().len();
             let mut chosen = None;
             for i in 0..n {
@@ -233,11 +236,14 @@ impl Drive {
         let Some(first) = self.ftl.allocate_map(u) else {
             return;
         };
+        let mut n = 0;
         for i in 0..spp {
             if let Some(t) = self.map_queue.pop_front() {
                 self.ftl.commit_translation(t, Ppa(first.0 + i));
+                n += 1;
             }
         }
+        let owner = self.checkpoint_program_issued(n);
         self.fw.background(1, now);
         self.fw.issue_flash_command(now);
         let out = spp as u64 * self.unit_bytes;
@@ -250,7 +256,7 @@ impl Drive {
             die: self.geo.die_of_unit(u),
             t_array: self.timings.program(self.geo.page_type(a.page)),
             bytes: out,
-            owner: TAG_MAPPROG << TAG_SHIFT,
+            owner,
             slc: false,
         };
         self.program_room -= 1;

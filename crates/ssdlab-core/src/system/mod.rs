@@ -430,6 +430,9 @@ impl System {
         for q in 0..self.host.queues.len() as u32 {
             self.start_queue(q, Time::ZERO)?;
         }
+        for d in &mut self.drives {
+            d.arm_checkpoint(Time::ZERO, &mut self.q);
+        }
         if self.host.ramp_end > Time::ZERO {
             self.q.at(self.host.ramp_end, Event::RampEnd);
         }
@@ -584,6 +587,7 @@ impl System {
                     d.mark_ramp(now, &self.fabric);
                 }
             }
+            Event::Checkpoint { d } => self.drives[d as usize].checkpoint(now, &mut self.q),
             Event::PowerLoss => {
                 let n = self.host.in_flight_per_drive(self.drives.len());
                 for (d, k) in self.drives.iter_mut().zip(n) {

@@ -81,6 +81,16 @@ pub struct FtlFile {
     /// the GC works with.
     #[serde(default = "d_zero_pct")]
     pub spare_blocks: String,
+    /// Checkpoint the mapping every this long (`"100ms"`; default `"none"`):
+    /// the mapping pages changed since the last checkpoint and a record
+    /// (the directory of mapping pages and the block table) are programmed
+    /// to flash, and recovery after a power loss reads them and scans only
+    /// the blocks written since (seed 001's C-log).
+    #[serde(default = "d_none")]
+    pub checkpoint_interval: String,
+}
+fn d_none() -> String {
+    d_str("none")
 }
 fn d_zero_pct() -> String {
     d_str("0%")
@@ -151,6 +161,7 @@ impl Default for FtlFile {
             static_wl_threshold: d_wl_thr(),
             retire_at_endurance: true,
             spare_blocks: d_zero_pct(),
+            checkpoint_interval: d_none(),
         }
     }
 }
@@ -245,12 +256,30 @@ pub struct FtlConfig {
     pub retire_at_endurance: bool,
     /// Replacement blocks for grown bad blocks, a share of each unit's blocks.
     pub spare_blocks: f64,
+    /// Mapping checkpoints (C-log) this often, if at all.
+    pub checkpoint_interval: Option<Time>,
 }
 
 impl FtlConfig {
     /// Is there an SLC write cache?
     pub fn has_slc(&self) -> bool {
         self.slc_static.0 > 0 || self.slc_dynamic.0 > 0
+    }
+
+    /// Does the mapping live on flash in translation pages (a cached
+    /// mapping, or checkpoints of a mapping held whole in DRAM)?
+    pub fn keeps_translation_pages(&self) -> bool {
+        self.mapping_cache.is_some() || self.checkpoint_interval.is_some()
+    }
+
+    /// Mapping units of a checkpoint record: the directory of `tpages`
+    /// translation pages (4 B each) and the table of `blocks` blocks
+    /// (state, valid count and erase count: 8 B each). 0 without checkpoints.
+    pub fn checkpoint_record_units(&self, tpages: u64, blocks: u64) -> u64 {
+        if self.checkpoint_interval.is_none() {
+            return 0;
+        }
+        (tpages * 4 + blocks * 8).div_ceil(self.mapping_unit.0.max(1))
     }
 
     /// L2P entries per translation page (one mapping unit of 4-byte entries).
@@ -371,7 +400,21 @@ impl FtlFile {
             }
         };
         c.positive("ftl.static_wl_threshold", ff.static_wl_threshold);
+        let checkpoint_interval = match ff.checkpoint_interval.trim() {
+            "none" => None,
+            v => {
+                let t = c.time("ftl.checkpoint_interval", v);
+                if !c.has("ftl.checkpoint_interval") && t == Time::ZERO {
+                    c.push(
+                        "ftl.checkpoint_interval",
+                        format!("{v}: expected a time above 0 (\"100ms\"), or \"none\""),
+                    );
+                }
+                Some(t)
+            }
+        };
         FtlConfig {
+            checkpoint_interval,
             wear_leveling,
             static_wl_threshold: ff.static_wl_threshold,
             retire_at_endurance: ff.retire_at_endurance,

@@ -265,18 +265,26 @@ pub struct UnitScan {
     /// Out-of-band areas read: one per page row written in an open block
     /// (it has no summary yet).
     pub oob_reads: u64,
+    /// Page reads of the last checkpoint (its record, and with the whole
+    /// mapping in DRAM the translation pages on flash; units programmed
+    /// together are read together).
+    pub checkpoint_reads: u64,
+    /// Mapping units those reads move.
+    pub checkpoint_units: u64,
     /// Array time of those reads (the caller's `read_time` per page).
     pub array_time: crate::units::Time,
 }
 
 impl Ftl {
-    /// What recovery reads to rebuild the mapping without a checkpoint:
-    /// the summary of every closed block and the out-of-band area of every
-    /// written page row of every open block, per unit. `read_time(slc,
-    /// page)`: the array read time of page `page` of a block (in SLC mode
-    /// when `slc`).
+    /// What recovery reads to rebuild the mapping: the summary of every
+    /// closed block (only those closed after commit sequence `since`, the
+    /// start of the last checkpoint, if there is one) and the out-of-band
+    /// area of every written page row of every open block, per unit.
+    /// `read_time(slc, page)`: the array read time of page `page` of a
+    /// block (in SLC mode when `slc`).
     pub fn recovery_scan(
         &self,
+        since: Option<u64>,
         read_time: impl Fn(bool, u32) -> crate::units::Time,
     ) -> Vec<UnitScan> {
         let g = &self.geo;
@@ -290,6 +298,11 @@ impl Ftl {
             for b in 0..bpu {
                 let bid = (u as u32 * bpu + b) as usize;
                 let slc = !self.slc_mode.is_empty() && self.slc_mode[bid];
+                if !self.map_block.is_empty() && self.map_block[bid] {
+                    // Translation pages and checkpoint records: the data
+                    // blocks' summaries rebuild what they hold.
+                    continue;
+                }
                 let written = match self.state[bid] {
                     BlockState::Free | BlockState::Bad | BlockState::Retired => continue,
                     BlockState::Active => [unit.active, unit.map_active, unit.slc_active]
@@ -307,6 +320,7 @@ impl Ftl {
                             s.array_time += read_time(slc, r);
                         }
                     }
+                    None if since.is_some_and(|s| self.close_seq[bid] <= s) => {}
                     None => {
                         let pages = if slc {
                             g.pages_per_block / g.bits.max(1)

@@ -196,6 +196,19 @@ impl MapCache {
         }
     }
 
+    /// A checkpoint writes the resident dirty pages: they are clean from
+    /// now on (returned in page order).
+    pub fn take_dirty(&mut self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (t, f) in self.flags.iter_mut().enumerate() {
+            if *f & RESIDENT != 0 && *f & DIRTY != 0 {
+                *f &= !DIRTY;
+                out.push(t as u32);
+            }
+        }
+        out
+    }
+
     /// Translation pages in LRU order, most recent first (tests).
     pub fn lru_order(&self) -> Vec<u32> {
         let mut v = Vec::new();
