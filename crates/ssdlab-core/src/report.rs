@@ -1274,18 +1274,7 @@ impl Report {
             );
         }
         if let Some(c) = &self.checkpoint {
-            let _ = writeln!(
-                s,
-                "  Checkpoints: every {:.3} ms, {} taken ({} skipped), {} units ({:.1} MiB) written{}",
-                c.interval_s * 1e3,
-                c.taken,
-                c.skipped,
-                c.units_written,
-                c.bytes_written as f64 / (1u64 << 20) as f64,
-                c.last_complete_s
-                    .map(|t| format!(", last complete one began at {t:.6} s"))
-                    .unwrap_or_default()
-            );
+            s += &c.text();
         }
         if let Some(r) = &self.recovery {
             s += &r.text();

@@ -14,12 +14,17 @@ use ssdlab_core::{Precondition, System};
 /// Run `job` on `dev` with the power failing at `at`; the recovery report
 /// and the drive's FTL checked for consistency.
 fn lose_power(dev: Device, job: &str, pre: Precondition, at: Time) -> RecoveryReport {
+    lose_power_in(dev, job, pre, at).0
+}
+
+/// [`lose_power`], with the system after it (for its other reports).
+fn lose_power_in(dev: Device, job: &str, pre: Precondition, at: Time) -> (RecoveryReport, System) {
     let w = fio::parse_str(job, "pl.fio").unwrap();
     let mut s = System::new(dev, &w, "pl.fio", 7, pre).unwrap();
     s.power_loss_at(at).unwrap();
     s.run(&mut |_| {}, &|| false).unwrap();
     s.drives[0].ftl.check_invariants().unwrap();
-    s.recovery().expect("a recovery section")
+    (s.recovery().expect("a recovery section"), s)
 }
 
 /// [`common::SMALL_SLC`] with 16 KiB pages: a program unit holds four
@@ -237,13 +242,12 @@ fn checkpoints_cost_writes_and_shorten_recovery() {
     let job = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
     let at = Time::from_secs_f64(0.05);
     let without = lose_power(small_16k(), job, Precondition::Steady, at);
-    let dev = with_checkpoints(small_16k(), "5ms");
-    let w = fio::parse_str(job, "pl.fio").unwrap();
-    let mut s = System::new(dev, &w, "pl.fio", 7, Precondition::Steady).unwrap();
-    s.power_loss_at(at).unwrap();
-    s.run(&mut |_| {}, &|| false).unwrap();
-    s.drives[0].ftl.check_invariants().unwrap();
-    let with = s.recovery().unwrap();
+    let (with, s) = lose_power_in(
+        with_checkpoints(small_16k(), "5ms"),
+        job,
+        Precondition::Steady,
+        at,
+    );
     let c = s.drives[0].checkpoint_report().unwrap();
     // Ten intervals: a checkpoint in most (none after an interval in
     // which GC held every host write back: the next host program re-arms).

@@ -73,6 +73,21 @@ pub struct CheckpointReport {
 }
 
 impl CheckpointReport {
+    /// The report's text line.
+    pub fn text(&self) -> String {
+        format!(
+            "  Checkpoints: every {:.3} ms, {} taken ({} skipped), {} units ({:.1} MiB) written{}\n",
+            self.interval_s * 1e3,
+            self.taken,
+            self.skipped,
+            self.units_written,
+            self.bytes_written as f64 / (1u64 << 20) as f64,
+            self.last_complete_s
+                .map(|t| format!(", last complete one began at {t:.6} s"))
+                .unwrap_or_default()
+        )
+    }
+
     /// Several drives: counts add up, the interval and last checkpoint are
     /// the first drive's.
     pub fn combine(parts: &[&CheckpointReport]) -> Option<CheckpointReport> {
