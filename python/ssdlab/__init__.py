@@ -31,8 +31,8 @@ from . import serve
 from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
-from .result import (Checkpoints, DataStore, Direction, FlashOps, Gc, Latency, MappingCache, PageCache, Recovery,
-                     Result, Slc, Utilisation, Verify, WafSplit, Wear)
+from .result import (Checkpoints, DataStore, Direction, FlashOps, Gc, Latency, MappingCache, Merges, PageCache,
+                     Recovery, Result, Slc, Utilisation, Verify, WafSplit, Wear)
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -57,6 +57,7 @@ __all__ = [
     "DataStore",
     "Recovery",
     "Checkpoints",
+    "Merges",
     "Verify",
     "Slc",
     "FlashOps",

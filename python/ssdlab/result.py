@@ -13,7 +13,7 @@ from ._flat import direction_metrics, flatten, run_metrics
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache", "Wear"]
+__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache", "Merges", "Wear"]
 
 
 @dataclass(frozen=True)
@@ -133,15 +133,18 @@ class Wear:
 class WafSplit:
     """The measured window's write amplification by writer: mapping units
     programmed for host data (``user``), GC copies (``gc``), SLC-cache
-    folding (``slc_fold``) and a cached mapping table's translation pages
-    (``mapping``), each per host mapping unit written (``host_units``).
-    The parts add up to :attr:`Result.waf`."""
+    folding (``slc_fold``), a cached mapping table's translation pages
+    (``mapping``), mapping checkpoints (``checkpoint``) and block or hybrid
+    mapping's merges (``merge``), each per host mapping unit written
+    (``host_units``). The parts add up to :attr:`Result.waf`."""
 
     host_units: int = 0
     user: float = 0.0
     gc: float = 0.0
     slc_fold: float = 0.0
     mapping: float = 0.0
+    checkpoint: float = 0.0
+    merge: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -246,6 +249,23 @@ class Checkpoints:
 
 
 @dataclass(frozen=True)
+class Merges:
+    """Block and hybrid mapping's merges (``ftl.mapping`` = ``"block"``,
+    ``"bast"`` or ``"fast"``) in the measured window: switch, partial and
+    full merges, the mapping units they copied and blocks they erased, and
+    a merge's mean time on its die in ms (docs/models/ftl.md)."""
+
+    mapping: str = ""
+    log_blocks: int = 0
+    switch: int = 0
+    partial: int = 0
+    full: int = 0
+    units_copied: int = 0
+    blocks_erased: int = 0
+    mean_ms: float = 0.0
+
+
+@dataclass(frozen=True)
 class Verify:
     """fio verify results: blocks and bytes checked, blocks that failed,
     and the first failures as fio prints them (a failure is a bug)."""
@@ -345,6 +365,9 @@ class Result:
         #: The functional data store (:class:`DataStore`) of a run with
         #: ``data_store=``, else None.
         self.data_store: Optional[DataStore] = _pick(DataStore, r["data_store"]) if r.get("data_store") else None
+        #: Merges (:class:`Merges`) of a drive with block or hybrid
+        #: mapping (``ftl.mapping``), else None.
+        self.merges: Optional[Merges] = _pick(Merges, r["merges"]) if r.get("merges") else None
         #: Mapping checkpoints (:class:`Checkpoints`) of a drive with
         #: ``ftl.checkpoint_interval``, else None.
         self.checkpoint: Optional[Checkpoints] = _pick(Checkpoints, r["checkpoint"]) if r.get("checkpoint") else None
@@ -585,6 +608,8 @@ class Result:
             lines.append(
                 f"  WAF by writer: user {ws.user:.3f} + GC {ws.gc:.3f} + SLC fold {ws.slc_fold:.3f} "
                 f"+ mapping {ws.mapping:.3f}"
+                + (f" + checkpoints {ws.checkpoint:.3f}" if self.checkpoint else "")
+                + (f" + merges {ws.merge:.3f}" if self.merges else "")
             )
         w = self.wear
         life = f"{w.tbw_bytes / 1e12:.1f} TB writable at this WAF" if w.tbw_bytes > 0 else "no writes to estimate life from"

@@ -490,5 +490,29 @@ def test_checkpoints_are_reported_and_shorten_recovery(small):
     plain = ssdlab.run(small, job, power_loss_at="8ms", sample_interval=None)
     assert plain.checkpoint is None and plain.recovery.last_checkpoint_s is None
     assert rec.summary_pages_read < plain.recovery.summary_pages_read
+    # Checkpoints have their own part of the WAF; the parts add up.
+    ws = r.waf_split
+    assert ws.checkpoint > 0 and plain.waf_split.checkpoint == 0
+    assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.merge == pytest.approx(r.waf)
     with pytest.raises(ssdlab.ConfigError, match="checkpoint_interval"):
         ssdlab.run(small.with_(ftl__checkpoint_interval="0s"), job)
+
+
+def test_hybrid_mapping_reports_its_merges(small):
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, size="8m", number_ios=4000)
+    bast = small.with_(ftl__mapping="bast", ftl__log_blocks=2)
+    r = ssdlab.run(bast, job, sample_interval=None)
+    m = r.merges
+    assert isinstance(m, ssdlab.Merges)
+    assert m.mapping == "bast" and m.log_blocks == 2
+    assert m.full > 0 and m.units_copied > 0 and m.blocks_erased >= m.full
+    assert m.mean_ms > 0
+    ws = r.waf_split
+    assert ws.merge > 0
+    assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.merge == pytest.approx(r.waf)
+    assert r.metrics()["merges_full"] == m.full
+    page = ssdlab.run(small, job, sample_interval=None)
+    assert page.merges is None and page.waf_split.merge == 0
+    assert page.waf < r.waf
+    with pytest.raises(ssdlab.ConfigError, match="log_blocks"):
+        ssdlab.run(small.with_(ftl__mapping="bast"), job)

@@ -68,7 +68,7 @@ pub use crate::device::cache::config::{CacheConfig, CacheFile, CachePolicy, Dram
 pub use crate::device::firmware::config::{FirmwareConfig, FirmwareFile};
 pub use crate::device::flash::config::{ExecutionModel, FlashConfig, FlashFile, OpKind};
 pub use crate::device::ftl::config::{
-    FtlConfig, FtlFile, GcPolicy, SlcWhenFull, StripeDim, WearLeveling,
+    FtlConfig, FtlFile, GcPolicy, MappingScheme, SlcWhenFull, StripeDim, WearLeveling,
 };
 pub use crate::device::nand::config::{CellType, NandConfig, NandFile};
 pub use crate::device::nvme::config::{Arbitration, NvmeConfig, NvmeFile};
@@ -547,7 +547,20 @@ fn check_geometry(d: &Device, c: &mut Collector) {
         );
     }
     if f.has_slc() {
-        check_slc(d, units, blocks_total, needed_blocks, c);
+        if f.mapping != MappingScheme::Page {
+            c.push(
+                "ftl.slc_static",
+                format!(
+                    "an SLC write cache is not available with {} mapping (page mapping only, for now)",
+                    f.mapping.name()
+                ),
+            );
+        } else {
+            check_slc(d, units, blocks_total, needed_blocks, c);
+        }
+    }
+    if f.mapping != MappingScheme::Page {
+        check_block_mapping(d, units, c);
     }
     if (n.blocks_per_plane as u64) < f.gc_threshold as u64 + 4 {
         c.push(
@@ -568,6 +581,32 @@ fn check_geometry(d: &Device, c: &mut Collector) {
         c.push(
             "cache.write_buffer",
             "must be a multiple of ftl.mapping_unit",
+        );
+    }
+}
+
+/// Block and hybrid mapping: every logical block of a unit needs a data
+/// block, plus its log blocks and one block a merge copies into.
+fn check_block_mapping(d: &Device, units: u64, c: &mut Collector) {
+    let n = &d.nand;
+    let f = &d.ftl;
+    if f.mapping_unit.0 == 0 {
+        return;
+    }
+    let g = crate::nand::Geometry::new(n, f.mapping_unit);
+    let lbns = crate::ftl::logical_blocks_per_unit(&g, logical_units(n, f));
+    let bad = crate::ftl::factory_bad_per_unit(n.blocks_per_plane, n.factory_bad_blocks) as u64
+        + crate::ftl::factory_bad_per_unit(n.blocks_per_plane, f.spare_blocks) as u64;
+    let good = (g.blocks_per_unit as u64).saturating_sub(bad);
+    let need = lbns + f.log_blocks as u64 + 1;
+    if units > 0 && need > good {
+        c.push(
+            "ftl.log_blocks",
+            format!(
+                "{} mapping needs {need} blocks per parallel unit ({lbns} data blocks for its share of the exported capacity, {} log blocks, 1 to merge into) but a unit has {good} good blocks (after factory bad and replacement blocks); lower ftl.log_blocks or raise ftl.over_provisioning",
+                f.mapping.name(),
+                f.log_blocks
+            ),
         );
     }
 }

@@ -293,8 +293,14 @@ pub struct WafSplit {
     pub gc: f64,
     /// SLC-cache data folded into native blocks.
     pub slc_fold: f64,
-    /// Translation pages of a cached mapping table (evictions and their GC).
+    /// Translation pages of a cached mapping table (evictions, padding and
+    /// their GC), checkpoints' units apart.
     pub mapping: f64,
+    /// Mapping checkpoints (`ftl.checkpoint_interval`): the translation
+    /// pages and records they queued.
+    pub checkpoint: f64,
+    /// Block and hybrid mapping's merges (copies, and their padding).
+    pub merge: f64,
 }
 
 impl WafSplit {
@@ -307,7 +313,8 @@ impl WafSplit {
         programmed: u64,
         relocated: u64,
         (gc_moved, fold_moved): (u64, u64),
-        mapping: u64,
+        (mapping, checkpoint): (u64, u64),
+        merge: u64,
     ) -> WafSplit {
         let per = |n: u64| {
             if host == 0 {
@@ -323,10 +330,12 @@ impl WafSplit {
         };
         WafSplit {
             host_units: host,
-            user: per(programmed.saturating_sub(relocated + mapping)),
+            user: per(programmed.saturating_sub(relocated + mapping + merge)),
             gc: per(relocated) * (1.0 - fold_share),
             slc_fold: per(relocated) * fold_share,
-            mapping: per(mapping),
+            mapping: per(mapping.saturating_sub(checkpoint)),
+            checkpoint: per(checkpoint.min(mapping)),
+            merge: per(merge),
         }
     }
 
@@ -350,6 +359,8 @@ impl WafSplit {
             gc: w(&|p| p.gc),
             slc_fold: w(&|p| p.slc_fold),
             mapping: w(&|p| p.mapping),
+            checkpoint: w(&|p| p.checkpoint),
+            merge: w(&|p| p.merge),
         }
     }
 }
@@ -453,6 +464,9 @@ pub struct Report {
     /// Writes of part of a mapping unit (read-modify-write), when there were any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rmw: Option<Rmw>,
+    /// Block and hybrid mapping's merges (`ftl.mapping`), with those schemes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges: Option<crate::device::hybrid::MergeReport>,
     /// Mapping checkpoints (`ftl.checkpoint_interval`), when the drive takes them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<crate::device::checkpoint::CheckpointReport>,
@@ -905,7 +919,11 @@ impl Report {
                     now.ftl.gc_slots_moved - base.ftl.gc_slots_moved,
                     now.ftl.fold_slots_moved - base.ftl.fold_slots_moved,
                 ),
-                now.ftl.map_slots - base.ftl.map_slots,
+                (
+                    now.ftl.map_slots - base.ftl.map_slots,
+                    now.ftl.checkpoint_slots - base.ftl.checkpoint_slots,
+                ),
+                now.ftl.merge_slots_programmed - base.ftl.merge_slots_programmed,
             ),
             gc: Gc {
                 runs: now.ftl.gc_runs - base.ftl.gc_runs,
@@ -925,6 +943,7 @@ impl Report {
             ),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             recovery: drive.recovery.clone(),
+            merges: drive.merge_report(&base.ftl),
             checkpoint: drive.checkpoint_report(),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
@@ -1083,6 +1102,11 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.rmw.as_ref())
                 .fold(None, Rmw::add),
+            merges: crate::device::hybrid::MergeReport::combine(
+                &per.iter()
+                    .filter_map(|p| p.merges.as_ref())
+                    .collect::<Vec<_>>(),
+            ),
             checkpoint: crate::device::checkpoint::CheckpointReport::combine(
                 &per.iter()
                     .filter_map(|p| p.checkpoint.as_ref())
@@ -1273,6 +1297,9 @@ impl Report {
                 pc.throttle_time_s
             );
         }
+        if let Some(m) = &self.merges {
+            s += &m.text();
+        }
         if let Some(c) = &self.checkpoint {
             s += &c.text();
         }
@@ -1341,8 +1368,21 @@ impl Report {
             let w = &self.waf_split;
             let _ = writeln!(
                 s,
-                "  WAF by writer: user {:.3} + GC {:.3} + SLC fold {:.3} + mapping {:.3}",
-                w.user, w.gc, w.slc_fold, w.mapping
+                "  WAF by writer: user {:.3} + GC {:.3} + SLC fold {:.3} + mapping {:.3}{}{}",
+                w.user,
+                w.gc,
+                w.slc_fold,
+                w.mapping,
+                if self.checkpoint.is_some() {
+                    format!(" + checkpoints {:.3}", w.checkpoint)
+                } else {
+                    String::new()
+                },
+                if self.merges.is_some() {
+                    format!(" + merges {:.3}", w.merge)
+                } else {
+                    String::new()
+                }
             );
         }
         if self.gc.runs > 0 {

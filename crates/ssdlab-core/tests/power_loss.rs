@@ -258,6 +258,15 @@ fn checkpoints_cost_writes_and_shorten_recovery() {
     // Each checkpoint writes the translation pages random writes touched
     // (most of the 52) and the record.
     assert!(c.units_written > 6 * 20, "{c:?}");
+    // Their own part of the write amplification: every unit they queued
+    // (the whole mapping is in DRAM: nothing else writes translation pages).
+    let r = ssdlab_core::report::Report::from_system(&s, "pl.fio", &[], 1.0);
+    let ws = &r.waf_split;
+    assert!(
+        (ws.checkpoint * ws.host_units as f64 - c.units_written as f64).abs() < 0.5,
+        "{ws:?} {c:?}"
+    );
+    assert!(ws.mapping < ws.checkpoint, "{ws:?}");
     // Recovery reads the checkpoint (record + translation pages) and only
     // the blocks closed since it began, not every closed block.
     assert!(with.checkpoint_pages_read > 20, "{with:?}");

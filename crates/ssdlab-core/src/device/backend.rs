@@ -5,7 +5,7 @@
 pub(crate) mod config;
 
 use super::{
-    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD,
+    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_HYB,
     TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW, TAG_SHIFT,
 };
 use crate::config::{OpKind, SlcWhenFull};
@@ -26,6 +26,9 @@ impl Drive {
     /// back into its own unit first, then host data to the next unit in
     /// striping order whose die has room in its program queue.
     pub(super) fn try_flush(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        if !self.hyb.is_empty() {
+            return self.hybrid_flush(now, eq);
+        }
         // Every die already has its programs queued: nothing can be flushed
         // (the common case under sustained writes; avoids scanning the units).
         if self.program_room == 0 {
@@ -230,7 +233,8 @@ impl Drive {
         margin: u32,
         eq: &mut EventQueue<Event>,
     ) {
-        if self.gc[unit as usize].is_some() {
+        if self.gc[unit as usize].is_some() || !self.hyb.is_empty() {
+            // Block and hybrid mapping merge instead (`hybrid`).
             return;
         }
         let mut victim = None;
@@ -402,6 +406,20 @@ impl Drive {
             self.flash
                 .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
         }
+        // A victim read out (or with nothing valid left) whose erase waits
+        // for copies of an earlier victim still in DRAM, with no program of
+        // them under way: program them now. Nothing else may come to do it
+        // (host writes can be waiting for the block this erase frees; found
+        // by the swarm, seed 1187: a stall).
+        if self.hold_erase
+            && self.gc_progs[unit as usize] == 0
+            && self.cache.dirty_gc(unit) > 0
+            && self.gc[unit as usize]
+                .as_ref()
+                .is_some_and(|j| j.next == j.slots.len() && j.inflight == 0 && !j.erasing)
+        {
+            self.drain_gc_copies(now, eq);
+        }
     }
 
     pub(super) fn txn_done(
@@ -513,6 +531,7 @@ impl Drive {
                 self.checkpoint_program_done(now, owner);
                 self.program_done(now, eq, fabric);
             }
+            TAG_HYB => self.hybrid_txn_done(now, (owner & 0xff_ffff) as u32, eq, fabric),
             TAG_MAPREAD => {
                 self.translation_read_done(now, (owner & 0xffff_ffff) as u32, eq, fabric);
             }
@@ -557,7 +576,12 @@ impl Drive {
     /// A program (data or translation pages) finished: flushes it satisfied
     /// complete, writes waiting for buffer space start, GC reads it held
     /// back resume, and the buffer programs what it can.
-    fn program_done(&mut self, now: Time, eq: &mut EventQueue<Event>, fabric: &mut Fabric) {
+    pub(super) fn program_done(
+        &mut self,
+        now: Time,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
         if self.slc_sampling.is_some() {
             self.note_slc(now);
         }

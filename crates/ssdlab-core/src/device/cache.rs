@@ -514,6 +514,56 @@ impl DataCache {
         gc
     }
 
+    /// The oldest dirty host data among the first `window` entries for which
+    /// `key` gives a key with `ready`: its LPN and key.
+    pub fn host_head<K: Copy>(
+        &self,
+        window: usize,
+        key: impl Fn(u32) -> K,
+        ready: impl Fn(K) -> bool,
+    ) -> Option<(u32, K)> {
+        let mut i = self.lists[L_HOST].head;
+        let mut seen = 0;
+        while i != NIL && seen < window {
+            let l = self.entries[i as usize].lpn;
+            let k = key(l);
+            if ready(k) {
+                return Some((l, k));
+            }
+            i = self.entries[i as usize].next;
+            seen += 1;
+        }
+        None
+    }
+
+    /// Take for program `prog` up to `n` dirty host entries among the first
+    /// `window`, oldest first, whose LPN has `key(lpn) == k` (block and
+    /// hybrid mapping: a group shares one logical block or unit).
+    pub fn take_host_matching<K: PartialEq + Copy>(
+        &mut self,
+        n: usize,
+        window: usize,
+        prog: u32,
+        k: K,
+        key: impl Fn(u32) -> K,
+        out: &mut Vec<u32>,
+    ) {
+        let mut i = self.lists[L_HOST].head;
+        let mut seen = 0;
+        while i != NIL && seen < window && out.len() < n {
+            let next = self.entries[i as usize].next;
+            let l = self.entries[i as usize].lpn;
+            if key(l) == k {
+                self.unlink(i, L_HOST);
+                self.entries[i as usize].state = State::Flushing(prog, true);
+                self.dirty_sub(self.entries[i as usize].epoch);
+                out.push(l);
+            }
+            i = next;
+            seen += 1;
+        }
+    }
+
     /// Program `prog` holding `lpn` finished. Returns true if the entry was
     /// released (it may have been overwritten meanwhile and still be dirty).
     pub fn program_done(&mut self, lpn: u32, prog: u32) -> bool {

@@ -16,14 +16,16 @@
 mod checkpoint;
 pub(crate) mod config;
 pub mod durability;
+mod hybrid;
 mod map;
 pub mod mapcache;
 mod slc;
 mod translation;
 
-use crate::config::{FtlConfig, GcPolicy, StripeDim, WearLeveling};
+use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling};
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};
+pub use hybrid::{logical_blocks_per_unit, HybridStep, MergeKind, MergePlan};
 use map::{SeqFill, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -105,11 +107,32 @@ pub struct FtlStats {
     pub map_slots: u64,
     /// Translation pages relocated by GC.
     pub map_pages_moved: u64,
+    /// Of `map_slots`: units checkpoints queued for programming (their
+    /// translation pages and records).
+    pub checkpoint_slots: u64,
     /// Victims chosen by static wear levelling (cold blocks collected).
     pub static_wl_runs: u64,
     /// GC and folding copies programmed (those a host write superseded
     /// while they waited in the buffer are not).
     pub relocated_programmed: u64,
+    /// Block and hybrid mapping: switch merges (a log became the data block).
+    pub merges_switch: u64,
+    /// Partial merges (a log took the rest of its block's data).
+    pub merges_partial: u64,
+    /// Full merges (a logical block copied into a new block; block
+    /// mapping's copies of a rewritten block included).
+    pub merges_full: u64,
+    /// Valid units merges copied.
+    pub merge_slots_copied: u64,
+    /// Units merges programmed other than host data (copies and padding).
+    pub merge_slots_programmed: u64,
+    /// Blocks merges erased.
+    pub merge_erases: u64,
+    /// Merges the drive timed (each from its first flash operation issued
+    /// to its last done), and their summed time (ps).
+    pub merges_timed: u64,
+    /// See `merges_timed`.
+    pub merge_ps: u64,
 }
 
 impl FtlStats {
@@ -205,6 +228,8 @@ pub struct Ftl {
     /// Units not yet durable and their newest durable version, when a
     /// power loss is scheduled ([`durability`]).
     durability: Option<Box<durability::Durability>>,
+    /// Block or hybrid mapping's block map (None: page mapping).
+    hybrid: Option<Box<hybrid::Hybrid>>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -269,6 +294,7 @@ impl Ftl {
             replacements: vec![Vec::new(); geo.units as usize],
             replacements_total: 0,
             durability: None,
+            hybrid: None,
             p2l: Table::new(geo.total_slots() as usize),
             fill: SeqFill::default(),
             valid: vec![0; blocks],
@@ -291,6 +317,20 @@ impl Ftl {
         f.mark_factory_bad(seed);
         f.init_slc();
         f.set_aside_replacements();
+        if f.cfg.mapping != MappingScheme::Page {
+            // A data block per logical block, the log blocks and one to
+            // merge into (config.rs checks the drive starts with them).
+            f.min_good_per_unit = (logical_blocks_per_unit(&f.geo, logical_units)
+                + f.cfg.log_blocks as u64
+                + 1) as u32;
+            f.hybrid = Some(Box::new(hybrid::Hybrid::new(
+                f.cfg.mapping,
+                f.cfg.log_blocks,
+                &f.geo,
+                &f.stripe,
+                logical_units,
+            )));
+        }
         f
     }
 
@@ -893,13 +933,18 @@ impl Ftl {
             .count() as u32;
         if good < self.min_good_per_unit && self.worn_out.is_none() {
             self.worn_out = Some(format!(
-                "worn out: parallel unit {unit} has {good} good blocks left ({} found bad at the factory, {} retired in service, {} of them at the rated endurance of {} P/E cycles; most erased block {} times), fewer than the {} its share of the exported capacity, the GC reserve (gc_threshold + 2) and translation blocks need",
+                "worn out: parallel unit {unit} has {good} good blocks left ({} found bad at the factory, {} retired in service, {} of them at the rated endurance of {} P/E cycles; most erased block {} times), fewer than the {} {}",
                 self.geo.bad_per_unit,
                 self.grown_bad[unit as usize],
                 self.retired_worn,
                 self.geo.endurance,
                 self.erase_count.iter().max().copied().unwrap_or(0),
-                self.min_good_per_unit
+                self.min_good_per_unit,
+                if self.hybrid.is_some() {
+                    "its logical blocks, log blocks and a block to merge into need"
+                } else {
+                    "its share of the exported capacity, the GC reserve (gc_threshold + 2) and translation blocks need"
+                }
             ));
         }
     }
@@ -962,6 +1007,7 @@ impl Ftl {
             ));
         }
         self.check_slc()?;
+        self.check_hybrid()?;
         for (u, unit) in self.units.iter().enumerate() {
             for &b in &unit.free {
                 let bid = u * self.geo.blocks_per_unit as usize + b as usize;
@@ -1113,6 +1159,9 @@ impl Ftl {
     /// form until something overwrites it (cost: one pass over the drive's
     /// program units, no mapping memory touched).
     pub fn fill_sequential(&mut self) {
+        if self.hybrid.is_some() {
+            return self.hybrid_fill();
+        }
         self.fill_data_sequential();
         // With a cached mapping, the fill also wrote the mapping out.
         self.write_translation_pages();

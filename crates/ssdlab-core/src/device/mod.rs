@@ -24,6 +24,7 @@ mod datapath;
 pub mod firmware;
 pub mod flash;
 pub mod ftl;
+pub mod hybrid;
 pub mod nand;
 pub mod nvme;
 pub mod power;
@@ -122,6 +123,9 @@ pub(crate) const TAG_RMW: u64 = 5;
 pub(crate) const TAG_MAPREAD: u64 = 6;
 /// The program of a unit of translation pages (cached mapping).
 pub(crate) const TAG_MAPPROG: u64 = 7;
+/// A flash operation of block or hybrid mapping (a host program or a
+/// merge's read, program or erase; the unit in the low bits).
+pub(crate) const TAG_HYB: u64 = 8;
 pub(crate) const GC_READS_INFLIGHT: u32 = 4;
 pub(crate) const PROGRAMS_PER_DIE: usize = 2;
 
@@ -248,6 +252,9 @@ pub struct Drive {
     /// Mapping checkpoints (`ftl.checkpoint_interval`).
     ckpt: Option<checkpoint::Checkpoints>,
     gc: Vec<Option<GcJob>>,
+    /// Block or hybrid mapping: each unit's group in progress (empty with
+    /// page mapping).
+    hyb: Vec<hybrid::HybridUnit>,
     wait_buffer: VecDeque<u32>,
     /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
     scratch_groups: Vec<(u32, u32, u32, u64)>,
@@ -328,6 +335,12 @@ impl Drive {
                 info.1 = 1.0;
                 info.2 = ftl.stats.waf();
             }
+            Precondition::Steady if ftl.is_hybrid() => {
+                return Err(SimError::Device(format!(
+                    "precondition steady is not available with {} mapping (ftl.mapping): its random overwrites would each merge a block in the functional preconditioner; use --precondition fill and reach the steady state in the run",
+                    dev.ftl.mapping.name()
+                )));
+            }
             Precondition::Steady => {
                 let (dw, waf) = ftl.precondition_steady(seed, 6.0);
                 info.1 = dw;
@@ -371,6 +384,11 @@ impl Drive {
             ),
             flash: FlashScheduler::new(&dev.nand, &dev.flash),
             gc: (0..geo.units).map(|_| None).collect(),
+            hyb: if ftl.is_hybrid() {
+                (0..geo.units).map(|_| Default::default()).collect()
+            } else {
+                Vec::new()
+            },
             ftl,
             geo,
             cmds: Vec::with_capacity(1024),
@@ -447,7 +465,7 @@ impl Drive {
     }
 
     /// The write path's state, unit by unit, for a stall report.
-    pub(crate) fn stall_state(&self) -> String {
+    pub fn stall_state(&self) -> String {
         let mut s = format!(
             "drive {}: {}; first waiting write {} slots; {} dirty host slots, {} dirty GC slots, {} flushes pending, program room {}",
             self.index,

@@ -337,6 +337,13 @@ impl System {
                 self.names[i]
             )));
         }
+        if let Some(i) = self.drives.iter().position(|d| d.ftl.is_hybrid()) {
+            return Err(SimError::Device(format!(
+                "--power-loss-at: drive {} uses {} mapping (ftl.mapping); power loss and recovery are modelled for page mapping only, for now",
+                self.names[i],
+                self.drives[i].dev.ftl.mapping.name()
+            )));
+        }
         for d in &mut self.drives {
             d.track_durability();
         }

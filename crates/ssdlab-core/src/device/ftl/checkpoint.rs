@@ -48,6 +48,7 @@ impl Ftl {
         }
         pages.extend(self.tpages..self.tpages + self.crec);
         pages.retain(|&t| self.translation_to_buffer(t));
+        self.stats.checkpoint_slots += pages.len() as u64;
         pages
     }
 

@@ -88,6 +88,20 @@ pub struct FtlFile {
     /// the blocks written since (seed 001's C-log).
     #[serde(default = "d_none")]
     pub checkpoint_interval: String,
+    /// Mapping scheme: `page` (default: page-level mapping with GC),
+    /// `block` (block-level: a unit's fixed place in its block; rewriting a
+    /// written place copies the block), `bast` or `fast` (hybrid log-block
+    /// mapping, seed 001's W-log: Kim et al. 2002; Lee et al. 2007).
+    #[serde(default = "d_page")]
+    pub mapping: String,
+    /// Log blocks per parallel unit of a hybrid mapping (`bast`: one per
+    /// logical block being rewritten; `fast`: one sequential log and the
+    /// rest shared random logs).
+    #[serde(default)]
+    pub log_blocks: u32,
+}
+fn d_page() -> String {
+    d_str("page")
 }
 fn d_none() -> String {
     d_str("none")
@@ -162,6 +176,34 @@ impl Default for FtlFile {
             retire_at_endurance: true,
             spare_blocks: d_zero_pct(),
             checkpoint_interval: d_none(),
+            mapping: d_page(),
+            log_blocks: 0,
+        }
+    }
+}
+
+/// Mapping scheme (`ftl.mapping`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MappingScheme {
+    /// Page-level mapping, garbage collection by victim blocks.
+    Page,
+    /// Block-level mapping: a rewrite below a block's write pointer copies the block.
+    Block,
+    /// Hybrid, block-associative log blocks (BAST).
+    Bast,
+    /// Hybrid, fully associative random log blocks and one sequential log (FAST).
+    Fast,
+}
+
+impl MappingScheme {
+    /// Name as in the device file.
+    pub fn name(self) -> &'static str {
+        match self {
+            MappingScheme::Page => "page",
+            MappingScheme::Block => "block",
+            MappingScheme::Bast => "bast",
+            MappingScheme::Fast => "fast",
         }
     }
 }
@@ -258,6 +300,10 @@ pub struct FtlConfig {
     pub spare_blocks: f64,
     /// Mapping checkpoints (C-log) this often, if at all.
     pub checkpoint_interval: Option<Time>,
+    /// Mapping scheme.
+    pub mapping: MappingScheme,
+    /// Log blocks per parallel unit (hybrid mapping).
+    pub log_blocks: u32,
 }
 
 impl FtlConfig {
@@ -413,7 +459,10 @@ impl FtlFile {
                 Some(t)
             }
         };
+        let mapping = self.resolve_mapping(&mapping_cache, &checkpoint_interval, wear_leveling, c);
         FtlConfig {
+            mapping,
+            log_blocks: ff.log_blocks,
             checkpoint_interval,
             wear_leveling,
             static_wl_threshold: ff.static_wl_threshold,
@@ -446,5 +495,67 @@ impl FtlFile {
             gc_background: ff.gc_background,
             gc_background_margin: ff.gc_background_margin,
         }
+    }
+}
+
+impl FtlFile {
+    /// `ftl.mapping` and `ftl.log_blocks`, and what block and hybrid
+    /// mapping do not combine with (yet): each refused by its key.
+    fn resolve_mapping(
+        &self,
+        mapping_cache: &Option<Bytes>,
+        checkpoint_interval: &Option<Time>,
+        wear_leveling: WearLeveling,
+        c: &mut Collector,
+    ) -> MappingScheme {
+        let m = match self.mapping.trim() {
+            "page" => MappingScheme::Page,
+            "block" => MappingScheme::Block,
+            "bast" => MappingScheme::Bast,
+            "fast" => MappingScheme::Fast,
+            o => {
+                c.push(
+                    "ftl.mapping",
+                    format!("'{o}' is not a mapping scheme (expected page, block, bast or fast)"),
+                );
+                return MappingScheme::Page;
+            }
+        };
+        let name = m.name();
+        match m {
+            MappingScheme::Page | MappingScheme::Block if self.log_blocks > 0 => c.push(
+                "ftl.log_blocks",
+                format!("{}: {name} mapping has no log blocks (they belong to the hybrid schemes bast and fast); remove the key or choose one of them", self.log_blocks),
+            ),
+            MappingScheme::Bast if self.log_blocks == 0 => c.push(
+                "ftl.log_blocks",
+                "hybrid mapping (bast) without log blocks: give at least 1 per parallel unit",
+            ),
+            MappingScheme::Fast if self.log_blocks < 2 => c.push(
+                "ftl.log_blocks",
+                format!("{}: hybrid mapping (fast) needs at least 2 log blocks per parallel unit (one sequential log and at least one random log)", self.log_blocks),
+            ),
+            _ => {}
+        }
+        if m != MappingScheme::Page {
+            let not_yet = |c: &mut Collector, key: &str, what: &str| {
+                c.push(
+                    key,
+                    format!(
+                        "{what} is not available with {name} mapping (page mapping only, for now)"
+                    ),
+                )
+            };
+            if mapping_cache.is_some() {
+                not_yet(c, "ftl.mapping_cache", "a cached mapping table");
+            }
+            if checkpoint_interval.is_some() {
+                not_yet(c, "ftl.checkpoint_interval", "mapping checkpoints");
+            }
+            if wear_leveling == WearLeveling::Static {
+                not_yet(c, "ftl.wear_leveling", "static wear levelling");
+            }
+        }
+        m
     }
 }

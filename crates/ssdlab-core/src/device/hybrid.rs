@@ -1,0 +1,388 @@
+//! Block and hybrid mapping, timed: host data leaves the write buffer in
+//! groups that share a logical block (block mapping, BAST) or a parallel
+//! unit (FAST); the FTL maps each group and plans its merges
+//! ([`crate::device::ftl::HybridStep`]); the drive runs a unit's steps one
+//! after another on its die: a host program, or a merge's reads, then its
+//! programs, then its erases (each phase's transactions queued together).
+//! A unit takes its next group only when the previous one's steps are
+//! done, so a merge holds up later writes to that unit (and only to it):
+//! the foreground-merge latency that sets hybrid FTLs apart.
+
+use super::{Drive, TAG_HYB, TAG_SHIFT};
+use crate::config::OpKind;
+use crate::device::flash::Txn;
+use crate::device::ftl::{HybridStep, MergePlan};
+use crate::engine::EventQueue;
+use crate::events::Event;
+use crate::fabric::Fabric;
+use crate::units::{Lpn, Ppa, Time};
+use std::collections::VecDeque;
+
+/// Dirty host entries (oldest first) searched for a group.
+const GROUP_WINDOW: usize = 256;
+
+/// Where a unit's current step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Phase {
+    /// No step running.
+    #[default]
+    Idle,
+    /// A host program.
+    Program,
+    /// A merge's reads, programs, erases.
+    Reads,
+    Programs,
+    Erases,
+}
+
+/// One unit's group in progress.
+#[derive(Debug, Default)]
+pub(crate) struct HybridUnit {
+    steps: VecDeque<HybridStep>,
+    phase: Phase,
+    merge: Option<MergePlan>,
+    /// Transactions of the phase not yet done.
+    outstanding: u32,
+    /// When the running merge issued its first operation.
+    started: Time,
+    /// The program id holding the group's host LPNs.
+    pid: Option<u32>,
+}
+
+impl HybridUnit {
+    fn idle(&self) -> bool {
+        self.pid.is_none()
+    }
+}
+
+impl Drive {
+    /// Block or hybrid mapping's flush: start a group on every idle unit
+    /// with buffered data for it (oldest first), while a program unit's
+    /// worth of host data is dirty or a flush waits for it.
+    pub(super) fn hybrid_flush(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        let spp = self.geo.slots_per_program;
+        let spb = self.geo.slots_per_block as usize;
+        loop {
+            let force = self
+                .flushes
+                .front()
+                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            if self.cache.dirty_host() == 0 || !(force || self.cache.dirty_host() >= spp) {
+                return;
+            }
+            let (ftl, hyb) = (&self.ftl, &self.hyb);
+            let Some((_, key)) = self.cache.host_head(
+                GROUP_WINDOW,
+                |l| ftl.hybrid_group_key(l),
+                |k| hyb[k.0 as usize].idle(),
+            ) else {
+                return;
+            };
+            let pid = match self.free_progs.pop() {
+                Some(p) => p,
+                None => {
+                    self.progs.push((Vec::new(), 0));
+                    (self.progs.len() - 1) as u32
+                }
+            };
+            let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
+            lpns.clear();
+            let ftl = &self.ftl;
+            self.cache.take_host_matching(
+                spb,
+                GROUP_WINDOW,
+                pid,
+                key,
+                |l| ftl.hybrid_group_key(l),
+                &mut lpns,
+            );
+            for &l in &lpns {
+                self.ftl.prefetch(Lpn(l));
+            }
+            self.fw.background(1, now);
+            let out = lpns.len() as u64 * self.unit_bytes;
+            self.act.dram_bytes += out;
+            self.dram
+                .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+            let unit = key.0;
+            let mut steps = Vec::new();
+            let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
+            if (!placed || self.ftl.worn_out().is_some()) && !self.worn_out_raised {
+                // Too few good blocks left (a retirement), or none erased
+                // for this group: the run ends with the reason.
+                self.worn_out_raised = true;
+                eq.at(now, Event::WornOut { d: self.index });
+            }
+            self.progs[pid as usize] = (lpns, 0);
+            let hu = &mut self.hyb[unit as usize];
+            hu.steps.extend(steps);
+            hu.pid = Some(pid);
+            if !self.hybrid_advance(now, unit, eq) {
+                // Nothing to program (cannot happen: the group's data was
+                // dirty): release it at once.
+                self.hybrid_release(unit);
+            }
+        }
+    }
+
+    /// Start the next phase or step of `unit` once its transactions are
+    /// done. Returns false when the group has no step left (the caller
+    /// releases it).
+    fn hybrid_advance(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) -> bool {
+        loop {
+            let hu = &mut self.hyb[unit as usize];
+            match hu.phase {
+                Phase::Idle => match hu.steps.pop_front() {
+                    None => return false,
+                    Some(HybridStep::Program(first)) => {
+                        hu.phase = Phase::Program;
+                        hu.outstanding = 1;
+                        self.hybrid_program(now, unit, first, eq);
+                        return true;
+                    }
+                    Some(HybridStep::Merge(mut plan)) => {
+                        hu.started = now;
+                        hu.phase = Phase::Reads;
+                        let reads = std::mem::take(&mut plan.reads);
+                        hu.merge = Some(plan);
+                        let n = self.hybrid_reads(now, unit, &reads, eq);
+                        self.hyb[unit as usize].outstanding = n;
+                        if n > 0 {
+                            return true;
+                        }
+                    }
+                },
+                Phase::Program => hu.phase = Phase::Idle,
+                Phase::Reads => {
+                    hu.phase = Phase::Programs;
+                    let programs = hu
+                        .merge
+                        .as_mut()
+                        .map(|m| std::mem::take(&mut m.programs))
+                        .unwrap_or_default();
+                    for &p in &programs {
+                        self.hybrid_program(now, unit, p, eq);
+                    }
+                    self.hyb[unit as usize].outstanding = programs.len() as u32;
+                    if !programs.is_empty() {
+                        return true;
+                    }
+                }
+                Phase::Programs => {
+                    hu.phase = Phase::Erases;
+                    let erases = hu
+                        .merge
+                        .as_mut()
+                        .map(|m| std::mem::take(&mut m.erases))
+                        .unwrap_or_default();
+                    for _ in &erases {
+                        self.fw.issue_flash_command(now);
+                        let t = Txn {
+                            kind: OpKind::Erase,
+                            die: self.geo.die_of_unit(unit),
+                            t_array: self.timings.t_erase,
+                            bytes: 0,
+                            owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
+                            slc: false,
+                        };
+                        let d = self.index;
+                        self.flash
+                            .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+                    }
+                    self.hyb[unit as usize].outstanding = erases.len() as u32;
+                    if !erases.is_empty() {
+                        return true;
+                    }
+                }
+                Phase::Erases => {
+                    hu.phase = Phase::Idle;
+                    hu.merge = None;
+                    let started = hu.started;
+                    self.ftl.stats.merges_timed += 1;
+                    self.ftl.stats.merge_ps += (now - started).0;
+                }
+            }
+        }
+    }
+
+    /// Queue the reads of a merge's copies on `unit`'s die, one
+    /// transaction per (multi-plane) page; returns how many.
+    fn hybrid_reads(
+        &mut self,
+        now: Time,
+        unit: u32,
+        reads: &[Ppa],
+        eq: &mut EventQueue<Event>,
+    ) -> u32 {
+        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
+        let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
+        let mut n = 0;
+        let mut start = 0;
+        while start < reads.len() {
+            let key = reads[start].0 / ppg;
+            let mut end = start + 1;
+            while end < reads.len() && reads[end].0 / ppg == key {
+                end += 1;
+            }
+            let planes = reads[start..end]
+                .iter()
+                .fold(0u64, |m, s| m | Self::plane_bit(s.0 % ppg, spp, shift));
+            self.fw.issue_flash_command(now);
+            let bytes = (end - start) as u64 * self.unit_bytes;
+            self.act.nand_read_pages += planes.count_ones() as u64;
+            self.act.nand_bus_bytes += bytes;
+            self.act.dram_bytes += bytes;
+            let a = self.geo.decode(reads[start]);
+            let t = Txn {
+                kind: OpKind::Read,
+                die: self.geo.die_of_unit(unit),
+                t_array: self.timings.read(self.geo.page_type(a.page)),
+                bytes,
+                owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
+                slc: false,
+            };
+            let d = self.index;
+            self.flash
+                .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+            n += 1;
+            start = end;
+        }
+        n
+    }
+
+    /// Queue the program of the program unit at `first` on `unit`'s die.
+    fn hybrid_program(&mut self, now: Time, unit: u32, first: Ppa, eq: &mut EventQueue<Event>) {
+        self.fw.issue_flash_command(now);
+        let bytes = self.geo.slots_per_program as u64 * self.unit_bytes;
+        let a = self.geo.decode(first);
+        let t = Txn {
+            kind: OpKind::Write,
+            die: self.geo.die_of_unit(unit),
+            t_array: self.timings.program(self.geo.page_type(a.page)),
+            bytes,
+            owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
+            slc: false,
+        };
+        let d = self.index;
+        self.flash
+            .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+    }
+
+    /// A transaction of `unit`'s step finished.
+    pub(super) fn hybrid_txn_done(
+        &mut self,
+        now: Time,
+        unit: u32,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
+        let hu = &mut self.hyb[unit as usize];
+        hu.outstanding -= 1;
+        if hu.outstanding > 0 || self.hybrid_advance(now, unit, eq) {
+            return;
+        }
+        // The group is on flash: its buffer entries are released, flushes
+        // it satisfied complete, waiting writes start, the next groups go.
+        self.hybrid_release(unit);
+        self.program_done(now, eq, fabric);
+    }
+
+    /// Release `unit`'s finished group: its buffer entries and program id.
+    fn hybrid_release(&mut self, unit: u32) {
+        let Some(pid) = self.hyb[unit as usize].pid.take() else {
+            return;
+        };
+        let (lpns, gc) = std::mem::take(&mut self.progs[pid as usize]);
+        for &l in &lpns {
+            self.cache.program_done(l, pid);
+        }
+        self.progs[pid as usize] = (lpns, gc);
+        self.free_progs.push(pid);
+    }
+}
+
+/// The `merges` section of the report (block and hybrid mapping), over
+/// the measured window.
+#[derive(Debug, Clone, serde::Serialize, Default, PartialEq)]
+pub struct MergeReport {
+    /// `block`, `bast` or `fast`.
+    pub mapping: String,
+    /// Log blocks per parallel unit.
+    pub log_blocks: u32,
+    /// Switch merges (a log became the data block: one erase, no copies).
+    pub switch: u64,
+    /// Partial merges (a log took the rest of its block's data).
+    pub partial: u64,
+    /// Full merges (block mapping's block copies included).
+    pub full: u64,
+    /// Mapping units merges copied.
+    pub units_copied: u64,
+    /// Blocks merges erased.
+    pub blocks_erased: u64,
+    /// Mean time of a merge on its die, first operation issued to last
+    /// done (ms; 0 if none finished in the window).
+    pub mean_ms: f64,
+}
+
+impl MergeReport {
+    /// The report's text line.
+    pub fn text(&self) -> String {
+        format!(
+            "  Merges ({} mapping, {} log blocks per unit): {} switch, {} partial, {} full; {} units copied, {} blocks erased, {:.3} ms each on average\n",
+            self.mapping,
+            self.log_blocks,
+            self.switch,
+            self.partial,
+            self.full,
+            self.units_copied,
+            self.blocks_erased,
+            self.mean_ms
+        )
+    }
+
+    /// Over drives: counts summed, the mean weighted by merges.
+    pub fn combine(parts: &[&MergeReport]) -> Option<MergeReport> {
+        let first = parts.first()?;
+        let mut r = (*first).clone();
+        let n = |p: &MergeReport| (p.switch + p.partial + p.full) as f64;
+        let mut weighted = first.mean_ms * n(first);
+        for p in &parts[1..] {
+            r.switch += p.switch;
+            r.partial += p.partial;
+            r.full += p.full;
+            r.units_copied += p.units_copied;
+            r.blocks_erased += p.blocks_erased;
+            weighted += p.mean_ms * n(p);
+            if p.mapping != r.mapping {
+                r.mapping = "mixed".into();
+            }
+        }
+        r.mean_ms = if n(&r) > 0.0 { weighted / n(&r) } else { 0.0 };
+        Some(r)
+    }
+}
+
+impl Drive {
+    /// The `merges` section of the report, since `base`.
+    pub fn merge_report(&self, base: &crate::device::ftl::FtlStats) -> Option<MergeReport> {
+        if self.hyb.is_empty() {
+            return None;
+        }
+        let (now, f) = (&self.ftl.stats, &self.dev.ftl);
+        let timed = now.merges_timed - base.merges_timed;
+        Some(MergeReport {
+            mapping: f.mapping.name().into(),
+            log_blocks: f.log_blocks,
+            switch: now.merges_switch - base.merges_switch,
+            partial: now.merges_partial - base.merges_partial,
+            full: now.merges_full - base.merges_full,
+            units_copied: now.merge_slots_copied - base.merge_slots_copied,
+            blocks_erased: now.merge_erases - base.merge_erases,
+            mean_ms: if timed == 0 {
+                0.0
+            } else {
+                (now.merge_ps - base.merge_ps) as f64 / timed as f64 / 1e9
+            },
+        })
+    }
+}
