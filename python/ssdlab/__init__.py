@@ -32,7 +32,7 @@ from .device import Device, presets
 from .errors import ConfigError, Problem, RunStopped, SimulationError, SsdlabError, WorkloadError
 from .job import Job
 from .result import (Checkpoints, DataStore, Direction, FlashOps, Gc, Latency, MappingCache, Merges, PageCache,
-                     Recovery, Result, Slc, Utilisation, Verify, WafSplit, Wear)
+                     Recovery, Result, Slc, Utilisation, ValidityLog, Verify, WafSplit, Wear)
 from .runner import DEFAULT_SEED, StopFlag, run
 from .system import System, system_presets
 from ._search import Choice, Float, Int, load_trials, pareto_front, search
@@ -58,6 +58,7 @@ __all__ = [
     "Recovery",
     "Checkpoints",
     "Merges",
+    "ValidityLog",
     "Verify",
     "Slc",
     "FlashOps",

@@ -13,7 +13,7 @@ from ._flat import direction_metrics, flatten, run_metrics
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache", "Merges", "Wear"]
+__all__ = ["Result", "Direction", "Latency", "Gc", "FlashOps", "Utilisation", "MappingCache", "Merges", "ValidityLog", "Wear"]
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,8 @@ class WafSplit:
     """The measured window's write amplification by writer: mapping units
     programmed for host data (``user``), GC copies (``gc``), SLC-cache
     folding (``slc_fold``), a cached mapping table's translation pages
-    (``mapping``), mapping checkpoints (``checkpoint``) and block or hybrid
+    (``mapping``), mapping checkpoints (``checkpoint``), the validity log's
+    write-backs (``validity``, seed 001's L-log) and block or hybrid
     mapping's merges (``merge``), each per host mapping unit written
     (``host_units``). The parts add up to :attr:`Result.waf`."""
 
@@ -144,6 +145,7 @@ class WafSplit:
     slc_fold: float = 0.0
     mapping: float = 0.0
     checkpoint: float = 0.0
+    validity: float = 0.0
     merge: float = 0.0
 
 
@@ -246,6 +248,21 @@ class Checkpoints:
     units_written: int = 0
     bytes_written: int = 0
     last_complete_s: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class ValidityLog:
+    """The validity log (``ftl.validity_log``, seed 001's L-log) in the
+    measured window: DRAM for validity pages (bytes) and how many pages the
+    drive has, the hit ratio of updates and GC lookups, pages read and
+    written back, and GC victims that waited for theirs (docs/models/ftl.md)."""
+
+    cache_bytes: int = 0
+    pages: int = 0
+    hit_ratio: float = 0.0
+    loads: int = 0
+    writebacks: int = 0
+    gc_waits: int = 0
 
 
 @dataclass(frozen=True)
@@ -365,6 +382,11 @@ class Result:
         #: The functional data store (:class:`DataStore`) of a run with
         #: ``data_store=``, else None.
         self.data_store: Optional[DataStore] = _pick(DataStore, r["data_store"]) if r.get("data_store") else None
+        #: The validity log (:class:`ValidityLog`) of a drive with
+        #: ``ftl.validity_log``, else None.
+        self.validity_log: Optional[ValidityLog] = (
+            _pick(ValidityLog, r["validity_log"]) if r.get("validity_log") else None
+        )
         #: Merges (:class:`Merges`) of a drive with block or hybrid
         #: mapping (``ftl.mapping``), else None.
         self.merges: Optional[Merges] = _pick(Merges, r["merges"]) if r.get("merges") else None
@@ -608,6 +630,7 @@ class Result:
             lines.append(
                 f"  WAF by writer: user {ws.user:.3f} + GC {ws.gc:.3f} + SLC fold {ws.slc_fold:.3f} "
                 f"+ mapping {ws.mapping:.3f}"
+                + (f" + validity log {ws.validity:.3f}" if self.validity_log else "")
                 + (f" + checkpoints {ws.checkpoint:.3f}" if self.checkpoint else "")
                 + (f" + merges {ws.merge:.3f}" if self.merges else "")
             )

@@ -516,3 +516,18 @@ def test_hybrid_mapping_reports_its_merges(small):
     assert page.waf < r.waf
     with pytest.raises(ssdlab.ConfigError, match="log_blocks"):
         ssdlab.run(small.with_(ftl__mapping="bast"), job)
+
+
+def test_validity_log_is_reported(small):
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    r = ssdlab.run(small.with_(ftl__validity_log="4KiB"), job, precondition="steady", sample_interval=None)
+    v = r.validity_log
+    assert isinstance(v, ssdlab.ValidityLog)
+    assert v.cache_bytes == 4096 and v.pages >= 1
+    assert 0.0 <= v.hit_ratio <= 1.0 and v.loads <= v.pages
+    assert r.metrics()["validity_log_pages"] == v.pages
+    ws = r.waf_split
+    assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.validity + ws.merge == pytest.approx(r.waf)
+    assert ssdlab.run(small, job, sample_interval=None).validity_log is None
+    with pytest.raises(ssdlab.ConfigError, match="validity_log"):
+        ssdlab.run(small.with_(ftl__validity_log="1KiB"), job)

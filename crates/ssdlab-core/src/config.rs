@@ -520,12 +520,18 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     // one open block of them per unit) come out of the spare too.
     let bad =
         units * crate::ftl::factory_bad_per_unit(n.blocks_per_plane, n.factory_bad_blocks) as u64;
-    let translation = if f.keeps_translation_pages() {
-        let pages = logical.div_ceil(f.entries_per_translation_page() as u64)
+    let translation = if f.keeps_metadata_pages() {
+        let tpages = if f.keeps_translation_pages() {
+            logical.div_ceil(f.entries_per_translation_page() as u64)
+        } else {
+            0
+        };
+        let pages = tpages
             + f.checkpoint_record_units(
                 logical.div_ceil(f.entries_per_translation_page() as u64),
                 blocks_total,
-            );
+            )
+            + f.validity_pages(blocks_total * block_slots);
         pages.div_ceil(block_slots.max(1)) + units
     } else {
         0

@@ -299,6 +299,9 @@ pub struct WafSplit {
     /// Mapping checkpoints (`ftl.checkpoint_interval`): the translation
     /// pages and records they queued.
     pub checkpoint: f64,
+    /// The L-log (`ftl.validity_log`): validity pages written back, their
+    /// GC moves included.
+    pub validity: f64,
     /// Block and hybrid mapping's merges (copies, and their padding).
     pub merge: f64,
 }
@@ -313,7 +316,7 @@ impl WafSplit {
         programmed: u64,
         relocated: u64,
         (gc_moved, fold_moved): (u64, u64),
-        (mapping, checkpoint): (u64, u64),
+        (mapping, checkpoint, validity): (u64, u64, u64),
         merge: u64,
     ) -> WafSplit {
         let per = |n: u64| {
@@ -333,8 +336,9 @@ impl WafSplit {
             user: per(programmed.saturating_sub(relocated + mapping + merge)),
             gc: per(relocated) * (1.0 - fold_share),
             slc_fold: per(relocated) * fold_share,
-            mapping: per(mapping.saturating_sub(checkpoint)),
+            mapping: per(mapping.saturating_sub(checkpoint + validity)),
             checkpoint: per(checkpoint.min(mapping)),
+            validity: per(validity.min(mapping)),
             merge: per(merge),
         }
     }
@@ -360,6 +364,7 @@ impl WafSplit {
             slc_fold: w(&|p| p.slc_fold),
             mapping: w(&|p| p.mapping),
             checkpoint: w(&|p| p.checkpoint),
+            validity: w(&|p| p.validity),
             merge: w(&|p| p.merge),
         }
     }
@@ -464,6 +469,9 @@ pub struct Report {
     /// Writes of part of a mapping unit (read-modify-write), when there were any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rmw: Option<Rmw>,
+    /// The L-log (`ftl.validity_log`), when the drive keeps one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validity_log: Option<crate::device::validity::ValidityLogReport>,
     /// Block and hybrid mapping's merges (`ftl.mapping`), with those schemes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<crate::device::hybrid::MergeReport>,
@@ -922,6 +930,7 @@ impl Report {
                 (
                     now.ftl.map_slots - base.ftl.map_slots,
                     now.ftl.checkpoint_slots - base.ftl.checkpoint_slots,
+                    now.ftl.validity_slots - base.ftl.validity_slots,
                 ),
                 now.ftl.merge_slots_programmed - base.ftl.merge_slots_programmed,
             ),
@@ -944,6 +953,7 @@ impl Report {
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             recovery: drive.recovery.clone(),
             merges: drive.merge_report(&base.ftl),
+            validity_log: drive.validity_report(&base.validity),
             checkpoint: drive.checkpoint_report(),
             flash: Flash {
                 reads: now.flash[0] - base.flash[0],
@@ -1102,6 +1112,11 @@ impl Report {
                 .iter()
                 .filter_map(|p| p.rmw.as_ref())
                 .fold(None, Rmw::add),
+            validity_log: crate::device::validity::ValidityLogReport::combine(
+                &per.iter()
+                    .filter_map(|p| p.validity_log.as_ref())
+                    .collect::<Vec<_>>(),
+            ),
             merges: crate::device::hybrid::MergeReport::combine(
                 &per.iter()
                     .filter_map(|p| p.merges.as_ref())
@@ -1300,6 +1315,9 @@ impl Report {
         if let Some(m) = &self.merges {
             s += &m.text();
         }
+        if let Some(v) = &self.validity_log {
+            s += &v.text();
+        }
         if let Some(c) = &self.checkpoint {
             s += &c.text();
         }
@@ -1368,11 +1386,16 @@ impl Report {
             let w = &self.waf_split;
             let _ = writeln!(
                 s,
-                "  WAF by writer: user {:.3} + GC {:.3} + SLC fold {:.3} + mapping {:.3}{}{}",
+                "  WAF by writer: user {:.3} + GC {:.3} + SLC fold {:.3} + mapping {:.3}{}{}{}",
                 w.user,
                 w.gc,
                 w.slc_fold,
                 w.mapping,
+                if self.validity_log.is_some() {
+                    format!(" + validity log {:.3}", w.validity)
+                } else {
+                    String::new()
+                },
                 if self.checkpoint.is_some() {
                     format!(" + checkpoints {:.3}", w.checkpoint)
                 } else {

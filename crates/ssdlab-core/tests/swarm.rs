@@ -24,7 +24,8 @@
 //!
 //! Half the cases (their own draw) use block, BAST or FAST mapping (issue
 //! 14, part 3) instead of page mapping; they lose no power (modelled for
-//! page mapping only).
+//! page mapping only). A third of the page-mapped ones keep an L-log (part
+//! 2: validity pages on flash, 1 or 2 of them cached).
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -80,8 +81,12 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
         "fast" => hy.gen_range(2..=6),
         _ => 0,
     };
+    // The L-log (a stream of its own): a third of the page-mapped cases.
+    let mut vl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x766c_6f67);
+    let mut validity = ["none", "none", "none", "none", "4KiB", "8KiB"][vl.gen_range(0..6)];
     let (mut checkpoint, mut wl) = (checkpoint, wl);
     if scheme != "page" {
+        validity = "none";
         mapping = "all".into();
         checkpoint = "none";
         if wl == "static" {
@@ -109,6 +114,7 @@ spare_blocks = "{spare}%"
 checkpoint_interval = "{checkpoint}"
 mapping = "{scheme}"
 log_blocks = {log_blocks}
+validity_log = "{validity}"
 [nand]
 channels = {channels}
 chips_per_channel = {chips}
@@ -128,7 +134,7 @@ grown_bad_rate = "{grown}%"
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}, checkpoints {checkpoint}, {scheme} mapping ({log_blocks} log blocks)"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}, checkpoints {checkpoint}, {scheme} mapping ({log_blocks} log blocks), validity log {validity}"
     );
     (text, summary)
 }

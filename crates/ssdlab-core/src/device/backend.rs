@@ -29,6 +29,9 @@ impl Drive {
         if !self.hyb.is_empty() {
             return self.hybrid_flush(now, eq);
         }
+        if self.lcache.is_some() {
+            self.drain_validity(now, eq);
+        }
         // Every die already has its programs queued: nothing can be flushed
         // (the common case under sustained writes; avoids scanning the units).
         if self.program_room == 0 {
@@ -261,7 +264,15 @@ impl Drive {
             inflight: 0,
             erasing: false,
             early: false,
+            validity_wait: 0,
         });
+        if self.lcache.is_some() {
+            // Which slots to copy is in the victim's validity pages.
+            let w = self.gc_validity_wait(now, unit, victim, eq);
+            if let Some(j) = self.gc[unit as usize].as_mut() {
+                j.validity_wait = w;
+            }
+        }
         self.gc_issue(now, unit, eq);
     }
 
@@ -345,6 +356,10 @@ impl Drive {
         let Some(job) = self.gc[unit as usize].as_mut() else {
             return;
         };
+        if job.validity_wait > 0 {
+            // Its validity pages are being loaded (L-log).
+            return;
+        }
         while job.inflight < GC_READS_INFLIGHT
             && job.next < job.slots.len()
             && self.cache.dirty_gc(unit) < staging_limit

@@ -21,6 +21,7 @@ mod map;
 pub mod mapcache;
 mod slc;
 mod translation;
+mod validity;
 
 use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling};
 use crate::nand::Geometry;
@@ -105,6 +106,9 @@ pub struct FtlStats {
     /// Slots programmed with translation pages (cached mapping; with
     /// padding), GC moves of translation pages included.
     pub map_slots: u64,
+    /// Of `map_slots`: validity pages (the L-log) programmed, GC moves
+    /// included.
+    pub validity_slots: u64,
     /// Translation pages relocated by GC.
     pub map_pages_moved: u64,
     /// Of `map_slots`: units checkpoints queued for programming (their
@@ -203,6 +207,14 @@ pub struct Ftl {
     /// Units of a checkpoint record (0: no checkpoints), after the
     /// translation pages in the L2P.
     crec: u32,
+    /// L-log: the first validity page (after the translation pages and the
+    /// checkpoint record) and how many there are (0: no L-log).
+    vbase: u32,
+    vpages: u32,
+    /// Validity updates are noted (an L-log, from the measured run on).
+    vtrack: bool,
+    /// Validity pages updated since the drive last took them.
+    vtouched: Vec<u32>,
     /// Checkpoints of a mapping held whole in DRAM: translation pages
     /// changed since the last one (a bit each; empty otherwise).
     ckpt_dirty: Vec<u64>,
@@ -259,10 +271,18 @@ impl Ftl {
         // A checkpoint record's units follow the translation pages in the
         // L2P (written, relocated and read like them).
         let crec = cfg.checkpoint_record_units(tpages as u64, blocks as u64) as u32;
+        // The L-log's validity pages follow the record.
+        let vpages = cfg.validity_pages(geo.total_slots()) as u32;
         let mut f = Ftl {
-            l2p: Table::new(logical_units as usize + tpages as usize + crec as usize),
+            l2p: Table::new(
+                logical_units as usize + tpages as usize + crec as usize + vpages as usize,
+            ),
             crec,
-            map_block: if tpages > 0 {
+            vbase: tpages + crec,
+            vpages,
+            vtrack: false,
+            vtouched: Vec::new(),
+            map_block: if tpages + vpages > 0 {
                 vec![false; blocks]
             } else {
                 Vec::new()
@@ -283,8 +303,11 @@ impl Ftl {
                 let spb = geo.slots_per_block.max(1) as u64;
                 let units = geo.units.max(1) as u64;
                 let data = logical_units.div_ceil(units).div_ceil(spb);
-                let map = if tpages > 0 {
-                    ((tpages + crec) as u64).div_ceil(units).div_ceil(spb) + 1
+                let map = if tpages + vpages > 0 {
+                    ((tpages + crec + vpages) as u64)
+                        .div_ceil(units)
+                        .div_ceil(spb)
+                        + 1
                 } else {
                     0
                 };
@@ -455,6 +478,9 @@ impl Ftl {
 
     #[inline]
     fn invalidate_slot(&mut self, ppa: u32) {
+        if self.vtrack {
+            self.validity_touch_slot(ppa);
+        }
         self.set_p2l(ppa, UNMAPPED);
         let b = (ppa / self.geo.slots_per_block) as usize;
         self.valid[b] -= 1;
@@ -670,6 +696,9 @@ impl Ftl {
         }
         self.set_l2p(lpn.0, ppa.0);
         self.set_p2l(ppa.0, lpn.0);
+        if self.vtrack {
+            self.validity_touch_slot(ppa.0);
+        }
         let b = (ppa.0 / self.geo.slots_per_block) as usize;
         self.valid[b] += 1;
         self.seq += 1;

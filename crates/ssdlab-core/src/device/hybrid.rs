@@ -59,6 +59,8 @@ impl Drive {
     /// Block or hybrid mapping's flush: start a group on every idle unit
     /// with buffered data for it (oldest first), while a program unit's
     /// worth of host data is dirty or a flush waits for it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn hybrid_flush(&mut self, now: Time, eq: &mut EventQueue<Event>) {
         let spp = self.geo.slots_per_program;
         let spb = self.geo.slots_per_block as usize;
@@ -269,6 +271,8 @@ impl Drive {
     }
 
     /// A transaction of `unit`'s step finished.
+    #[cold]
+    #[inline(never)]
     pub(super) fn hybrid_txn_done(
         &mut self,
         now: Time,

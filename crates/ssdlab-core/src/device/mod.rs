@@ -31,6 +31,7 @@ pub mod power;
 pub mod recovery;
 pub mod store;
 mod translation;
+pub mod validity;
 
 use crate::config::{logical_units, Backend, Device, OpKind};
 use crate::engine::{EventQueue, FifoServer};
@@ -108,6 +109,8 @@ pub(crate) struct GcJob {
     pub(crate) erasing: bool,
     /// Erase before the copies are programmed (no room for them).
     pub(crate) early: bool,
+    /// Validity pages (L-log) still being loaded before the copies are read.
+    pub(crate) validity_wait: u32,
 }
 
 /// A memory-read request TLP with no data (its header), sent to a peer.
@@ -146,6 +149,8 @@ pub struct Snapshot {
     pub ftl: FtlStats,
     /// Mapping-cache counters (cached mapping only).
     pub map: ftl::mapcache::MapStats,
+    /// L-log counters (with `ftl.validity_log` only).
+    pub validity: validity::ValidityCounters,
     /// Flash reads, programs, erases, suspends.
     pub flash: [u64; 4],
     /// Channel bus busy time.
@@ -255,6 +260,11 @@ pub struct Drive {
     /// Block or hybrid mapping: each unit's group in progress (empty with
     /// page mapping).
     hyb: Vec<hybrid::HybridUnit>,
+    /// L-log (`ftl.validity_log`): the validity pages cached in DRAM.
+    lcache: Option<ftl::mapcache::MapCache>,
+    /// Validity pages changed since the last look (reused buffer).
+    vscratch: Vec<u32>,
+    vcount: validity::ValidityCounters,
     wait_buffer: VecDeque<u32>,
     /// Read groups of one command: (multi-plane page key, first PPA, slots, planes touched mask).
     scratch_groups: Vec<(u32, u32, u32, u64)>,
@@ -389,6 +399,13 @@ impl Drive {
             } else {
                 Vec::new()
             },
+            lcache: Self::validity_cache(
+                ftl.validity_pages(),
+                dev.ftl.validity_log.map_or(0, |b| b.0),
+                unit_bytes,
+            ),
+            vscratch: Vec::new(),
+            vcount: Default::default(),
             ftl,
             geo,
             cmds: Vec::with_capacity(1024),
@@ -435,6 +452,8 @@ impl Drive {
             let cap = (bytes.0 / unit_bytes).min(u32::MAX as u64) as u32;
             d.mcache = Some(ftl::mapcache::MapCache::new(pages, cap));
         }
+        // The L-log follows validity changes from the run on.
+        d.ftl.track_validity();
         // Flushes wait for the buffer only if it is volatile; only workloads
         // that can flush (fsync, end_fsync, or a trace) need the counters.
         if d.dev.cache.power_loss_protection || !may_flush {
@@ -655,6 +674,9 @@ impl Drive {
             }
             _ => debug_assert!(false, "not a drive event: {ev:?}"),
         }
+        if self.lcache.is_some() {
+            self.drain_validity(now, eq);
+        }
     }
 
     /// Submission queue `sq`'s data moves peer to peer with the endpoint at
@@ -791,6 +813,7 @@ impl Drive {
             at: now,
             ftl: self.ftl.stats.clone(),
             map: self.mcache.as_ref().map(|m| m.stats).unwrap_or_default(),
+            validity: self.validity_counters(),
             flash: [f.reads, f.programs, f.erases, f.suspends],
             channel_busy: self.flash.channel_busy(),
             die_busy: self.flash.die_busy(),

@@ -146,7 +146,7 @@ impl Drive {
     /// Start loading translation page `t`: one flash read of one unit, or
     /// nothing when it was never written (all its entries are unmapped) or
     /// waits in the write queue (it is in DRAM).
-    fn load_translation(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
+    pub(super) fn load_translation(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
         match self.ftl.translation_location(t) {
             Mapping::Flash(p) => {
                 self.fw.issue_flash_command(now);
@@ -161,7 +161,10 @@ impl Drive {
 
     /// Translation page `t` is in DRAM: returns the commands that waited
     /// for it. A dirty page it evicted joins the write queue.
-    fn translation_in(&mut self, t: u32, from_flash: bool) -> Vec<u32> {
+    pub(super) fn translation_in(&mut self, t: u32, from_flash: bool) -> Vec<u32> {
+        if self.ftl.is_validity_page(t) {
+            return self.validity_in(t, from_flash);
+        }
         let Some(mc) = self.mcache.as_mut() else {
             return Vec::new();
         };
@@ -188,6 +191,14 @@ impl Drive {
             now,
             self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
         );
+        if self.ftl.is_validity_page(t) {
+            // Waiting for it: GC jobs (by unit).
+            for unit in self.translation_in(t, true) {
+                self.validity_for_gc(now, unit, eq);
+            }
+            self.try_flush(now, eq);
+            return;
+        }
         for cmd in self.translation_in(t, true) {
             if self.cmds[cmd as usize].op == Op::Write {
                 // A read-modify-write waited for its old data's location.
@@ -274,7 +285,8 @@ impl Drive {
         let lookups = (m.hits + m.misses) - (b.hits + b.misses);
         let hits = m.hits - b.hits;
         let host = f.host_slots - fb.host_slots;
-        let map = f.map_slots - fb.map_slots;
+        // Translation pages (and checkpoint records), not validity pages.
+        let map = (f.map_slots - fb.map_slots) - (f.validity_slots - fb.validity_slots);
         Some(crate::report::MappingCache {
             cache_bytes: self.dev.ftl.mapping_cache.map_or(0, |c| c.0),
             cached_pages: mc.capacity() as u64,

@@ -99,6 +99,13 @@ pub struct FtlFile {
     /// rest shared random logs).
     #[serde(default)]
     pub log_blocks: u32,
+    /// Seed 001's L-log: the validity bitmaps (a bit per physical mapping
+    /// unit) live on flash, and controller DRAM caches this much of them
+    /// (`"256KiB"`; default `"none"`: all of them in DRAM, never written).
+    /// Every program and invalidation updates a bitmap page (loaded first
+    /// when absent); GC reads its victim's pages before copying.
+    #[serde(default = "d_none")]
+    pub validity_log: String,
 }
 fn d_page() -> String {
     d_str("page")
@@ -178,6 +185,7 @@ impl Default for FtlFile {
             checkpoint_interval: d_none(),
             mapping: d_page(),
             log_blocks: 0,
+            validity_log: d_none(),
         }
     }
 }
@@ -304,6 +312,9 @@ pub struct FtlConfig {
     pub mapping: MappingScheme,
     /// Log blocks per parallel unit (hybrid mapping).
     pub log_blocks: u32,
+    /// L-log: validity bitmaps on flash, this many bytes of them cached
+    /// (None: all in DRAM).
+    pub validity_log: Option<Bytes>,
 }
 
 impl FtlConfig {
@@ -316,6 +327,21 @@ impl FtlConfig {
     /// mapping, or checkpoints of a mapping held whole in DRAM)?
     pub fn keeps_translation_pages(&self) -> bool {
         self.mapping_cache.is_some() || self.checkpoint_interval.is_some()
+    }
+
+    /// Are there metadata pages on flash (translation pages, checkpoint
+    /// records or the L-log's validity pages), in blocks of their own?
+    pub fn keeps_metadata_pages(&self) -> bool {
+        self.keeps_translation_pages() || self.validity_log.is_some()
+    }
+
+    /// Validity-bitmap pages (L-log) of `slots` physical mapping units: a
+    /// bit each, a mapping unit a page (0 without an L-log).
+    pub fn validity_pages(&self, slots: u64) -> u64 {
+        if self.validity_log.is_none() {
+            return 0;
+        }
+        slots.div_ceil((self.mapping_unit.0 * 8).max(1))
     }
 
     /// Mapping units of a checkpoint record: the directory of `tpages`
@@ -460,7 +486,30 @@ impl FtlFile {
             }
         };
         let mapping = self.resolve_mapping(&mapping_cache, &checkpoint_interval, wear_leveling, c);
+        let validity_log = match ff.validity_log.trim() {
+            "none" => None,
+            v => {
+                let b = c.bytes("ftl.validity_log", v);
+                if !c.has("ftl.validity_log") && mapping_unit.0 > 0 && b.0 < mapping_unit.0 {
+                    c.push(
+                        "ftl.validity_log",
+                        format!(
+                            "{b} is smaller than one validity page ({mapping_unit}: a bit for each of {} mapping units); give at least {mapping_unit}, or \"none\" to keep every bitmap in DRAM",
+                            mapping_unit.0 * 8
+                        ),
+                    );
+                }
+                if mapping != MappingScheme::Page {
+                    c.push(
+                        "ftl.validity_log",
+                        format!("a validity log is not available with {} mapping (page mapping only: block and hybrid mapping have no GC victims to read it for)", mapping.name()),
+                    );
+                }
+                Some(b)
+            }
+        };
         FtlConfig {
+            validity_log,
             mapping,
             log_blocks: ff.log_blocks,
             checkpoint_interval,

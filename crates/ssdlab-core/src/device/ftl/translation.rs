@@ -91,6 +91,9 @@ impl Ftl {
 
     /// Translation page `t` (waiting to be written) is programmed at `ppa`.
     pub fn commit_translation(&mut self, t: u32, ppa: Ppa) {
+        if self.is_validity_page(t) {
+            self.stats.validity_slots += 1;
+        }
         self.commit(Lpn(self.lpns as u32 + t), ppa);
     }
 
@@ -105,6 +108,7 @@ impl Ftl {
                 self.stage_translation_functional(u, t);
             }
         }
+        self.write_validity_pages();
         self.flush_translation_leftovers();
     }
 
