@@ -178,18 +178,7 @@ impl Drive {
                         .map(|m| std::mem::take(&mut m.erases))
                         .unwrap_or_default();
                     for _ in &erases {
-                        self.fw.issue_flash_command(now);
-                        let t = Txn {
-                            kind: OpKind::Erase,
-                            die: self.geo.die_of_unit(unit),
-                            t_array: self.timings.t_erase,
-                            bytes: 0,
-                            owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
-                            slc: false,
-                        };
-                        let d = self.index;
-                        self.flash
-                            .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+                        self.hybrid_submit(now, unit, OpKind::Erase, self.timings.t_erase, 0, eq);
                     }
                     self.hyb[unit as usize].outstanding = erases.len() as u32;
                     if !erases.is_empty() {
@@ -229,23 +218,13 @@ impl Drive {
             let planes = reads[start..end]
                 .iter()
                 .fold(0u64, |m, s| m | Self::plane_bit(s.0 % ppg, spp, shift));
-            self.fw.issue_flash_command(now);
             let bytes = (end - start) as u64 * self.unit_bytes;
             self.act.nand_read_pages += planes.count_ones() as u64;
             self.act.nand_bus_bytes += bytes;
             self.act.dram_bytes += bytes;
             let a = self.geo.decode(reads[start]);
-            let t = Txn {
-                kind: OpKind::Read,
-                die: self.geo.die_of_unit(unit),
-                t_array: self.timings.read(self.geo.page_type(a.page)),
-                bytes,
-                owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
-                slc: false,
-            };
-            let d = self.index;
-            self.flash
-                .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+            let t_read = self.timings.read(self.geo.page_type(a.page));
+            self.hybrid_submit(now, unit, OpKind::Read, t_read, bytes, eq);
             n += 1;
             start = end;
         }
@@ -254,13 +233,28 @@ impl Drive {
 
     /// Queue the program of the program unit at `first` on `unit`'s die.
     fn hybrid_program(&mut self, now: Time, unit: u32, first: Ppa, eq: &mut EventQueue<Event>) {
-        self.fw.issue_flash_command(now);
         let bytes = self.geo.slots_per_program as u64 * self.unit_bytes;
         let a = self.geo.decode(first);
+        let t_prog = self.timings.program(self.geo.page_type(a.page));
+        self.hybrid_submit(now, unit, OpKind::Write, t_prog, bytes, eq);
+    }
+
+    /// Issue one flash operation of `unit`'s step on its die (the
+    /// firmware's command cost, then the transaction).
+    fn hybrid_submit(
+        &mut self,
+        now: Time,
+        unit: u32,
+        kind: OpKind,
+        t_array: Time,
+        bytes: u64,
+        eq: &mut EventQueue<Event>,
+    ) {
+        self.fw.issue_flash_command(now);
         let t = Txn {
-            kind: OpKind::Write,
+            kind,
             die: self.geo.die_of_unit(unit),
-            t_array: self.timings.program(self.geo.page_type(a.page)),
+            t_array,
             bytes,
             owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
             slc: false,
