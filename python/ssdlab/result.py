@@ -654,6 +654,19 @@ class Result:
                 f"translation pages), hit ratio {m.hit_ratio * 100:.2f}%, {m.translation_reads} translation reads, "
                 f"{m.translation_writes} writes; WAF from mapping {m.waf_mapping:.3f}"
             )
+        if self.validity_log is not None:
+            v = self.validity_log
+            lines.append(
+                f"  Validity log: {v.pages} pages, {v.cache_bytes / 1024:.1f} KiB cached, hit ratio {v.hit_ratio:.3f}, "
+                f"{v.loads} loads, {v.writebacks} write-backs, {v.gc_waits} GC victims waited for theirs"
+            )
+        if self.merges is not None:
+            g = self.merges
+            lines.append(
+                f"  Merges ({g.mapping} mapping, {g.log_blocks} log blocks per unit): {g.switch} switch, "
+                f"{g.partial} partial, {g.full} full; {g.units_copied} units copied, {g.blocks_erased} blocks erased, "
+                f"{g.mean_ms:.3f} ms each on average"
+            )
         for name, d in self.drives.items():
             lines.append(
                 f"drive {name} ({d.device_name}): read {d.read.iops:,.0f} IOPS {d.read.bw_mb_per_s:,.1f} MB/s, "

@@ -511,6 +511,7 @@ def test_hybrid_mapping_reports_its_merges(small):
     assert ws.merge > 0
     assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.merge == pytest.approx(r.waf)
     assert r.metrics()["merges_full"] == m.full
+    assert f"{m.full} full" in r.summary() and "+ merges" in r.summary()
     page = ssdlab.run(small, job, sample_interval=None)
     assert page.merges is None and page.waf_split.merge == 0
     assert page.waf < r.waf
@@ -526,6 +527,7 @@ def test_validity_log_is_reported(small):
     assert v.cache_bytes == 4096 and v.pages >= 1
     assert 0.0 <= v.hit_ratio <= 1.0 and v.loads <= v.pages
     assert r.metrics()["validity_log_pages"] == v.pages
+    assert "Validity log:" in r.summary() and "+ validity log" in r.summary()
     ws = r.waf_split
     assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.validity + ws.merge == pytest.approx(r.waf)
     assert ssdlab.run(small, job, sample_interval=None).validity_log is None
