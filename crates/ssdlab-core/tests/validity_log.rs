@@ -62,6 +62,23 @@ fn a_validity_cache_holding_every_page_only_loads_each_once() {
 }
 
 #[test]
+fn each_metadata_cache_takes_its_own_policy() {
+    let lru = run(mid("validity_log = \"8KiB\""));
+    let fifo = run(mid(
+        "validity_log = \"8KiB\"\nvalidity_log_policy = \"fifo\"",
+    ));
+    let (a, b) = (lru.validity_log.unwrap(), fifo.validity_log.unwrap());
+    // Programs fill the active block's page in order: LRU keeps it, FIFO
+    // evicts it on schedule whatever its hits.
+    assert!(b.hit_ratio < a.hit_ratio, "lru {a:?} fifo {b:?}");
+    // The mapping cache's policy is its own key.
+    let m = run(mid(
+        "mapping_cache = \"16KiB\"\nmapping_cache_policy = \"fifo\"",
+    ));
+    assert!(m.mapping.is_some() && m.validity_log.is_none());
+}
+
+#[test]
 fn bad_validity_log_settings_are_refused_by_key() {
     let with = |extra: &str| {
         common::SMALL_SLC.replace(
@@ -89,4 +106,11 @@ fn bad_validity_log_settings_are_refused_by_key() {
     );
     let e = refused(with("validity_log = \"lots\""));
     assert!(e.contains("ftl.validity_log"), "{e}");
+    let e = refused(with("validity_log_policy = \"random\""));
+    assert!(
+        e.contains("ftl.validity_log_policy") && e.contains("lru"),
+        "{e}"
+    );
+    let e = refused(with("mapping_cache_policy = \"mru\""));
+    assert!(e.contains("ftl.mapping_cache_policy"), "{e}");
 }

@@ -403,7 +403,8 @@ impl Drive {
                 ftl.validity_pages(),
                 dev.ftl.validity_log.map_or(0, |b| b.0),
                 unit_bytes,
-            ),
+            )
+            .map(|c| c.with_fifo(dev.ftl.validity_log_fifo)),
             vscratch: Vec::new(),
             vcount: Default::default(),
             ftl,
@@ -450,7 +451,9 @@ impl Drive {
         if let Some(bytes) = d.dev.ftl.mapping_cache {
             let pages = d.ftl.translation_pages();
             let cap = (bytes.0 / unit_bytes).min(u32::MAX as u64) as u32;
-            d.mcache = Some(ftl::mapcache::MapCache::new(pages, cap));
+            d.mcache = Some(
+                ftl::mapcache::MapCache::new(pages, cap).with_fifo(d.dev.ftl.mapping_cache_fifo),
+            );
         }
         // The L-log follows validity changes from the run on.
         d.ftl.track_validity();

@@ -106,6 +106,17 @@ pub struct FtlFile {
     /// when absent); GC reads its victim's pages before copying.
     #[serde(default = "d_none")]
     pub validity_log: String,
+    /// Replacement policy of the mapping cache (M-log buffer): `"lru"`
+    /// (default) or `"fifo"`.
+    #[serde(default = "d_lru")]
+    pub mapping_cache_policy: String,
+    /// Replacement policy of the validity log's cache (L-log buffer):
+    /// `"lru"` (default) or `"fifo"`.
+    #[serde(default = "d_lru")]
+    pub validity_log_policy: String,
+}
+fn d_lru() -> String {
+    d_str("lru")
 }
 fn d_page() -> String {
     d_str("page")
@@ -186,6 +197,8 @@ impl Default for FtlFile {
             mapping: d_page(),
             log_blocks: 0,
             validity_log: d_none(),
+            mapping_cache_policy: d_lru(),
+            validity_log_policy: d_lru(),
         }
     }
 }
@@ -315,6 +328,10 @@ pub struct FtlConfig {
     /// L-log: validity bitmaps on flash, this many bytes of them cached
     /// (None: all in DRAM).
     pub validity_log: Option<Bytes>,
+    /// The mapping cache evicts in load order (FIFO), not LRU.
+    pub mapping_cache_fifo: bool,
+    /// The validity log's cache evicts in load order (FIFO), not LRU.
+    pub validity_log_fifo: bool,
 }
 
 impl FtlConfig {
@@ -508,7 +525,22 @@ impl FtlFile {
                 Some(b)
             }
         };
+        let fifo = |c: &mut Collector, key: &str, v: &str| match v.trim() {
+            "lru" => false,
+            "fifo" => true,
+            o => {
+                c.push(
+                    key,
+                    format!("'{o}' is not a cache policy (expected \"lru\" or \"fifo\")"),
+                );
+                false
+            }
+        };
+        let mapping_cache_fifo = fifo(c, "ftl.mapping_cache_policy", &ff.mapping_cache_policy);
+        let validity_log_fifo = fifo(c, "ftl.validity_log_policy", &ff.validity_log_policy);
         FtlConfig {
+            mapping_cache_fifo,
+            validity_log_fifo,
             validity_log,
             mapping,
             log_blocks: ff.log_blocks,

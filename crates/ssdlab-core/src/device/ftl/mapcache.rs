@@ -62,6 +62,8 @@ pub struct MapCache {
     tail: u32,
     /// Commands waiting for a page being loaded.
     waiters: HashMap<u32, Vec<u32>>,
+    /// FIFO replacement (a hit does not move the page); else LRU.
+    fifo: bool,
     /// Counters.
     pub stats: MapStats,
 }
@@ -78,8 +80,15 @@ impl MapCache {
             head: NIL,
             tail: NIL,
             waiters: HashMap::new(),
+            fifo: false,
             stats: MapStats::default(),
         }
+    }
+
+    /// The same, evicting in load order (FIFO) rather than LRU.
+    pub fn with_fifo(mut self, fifo: bool) -> MapCache {
+        self.fifo = fifo;
+        self
     }
 
     /// Capacity in translation pages.
@@ -109,7 +118,9 @@ impl MapCache {
         let f = self.flags[t as usize];
         if f & RESIDENT != 0 {
             self.stats.hits += 1;
-            self.touch(t);
+            if !self.fifo {
+                self.touch(t);
+            }
             if update {
                 self.flags[t as usize] |= DIRTY;
             }
@@ -255,5 +266,20 @@ mod tests {
                 evictions: 1
             }
         );
+    }
+
+    #[test]
+    fn fifo_evicts_in_load_order_whatever_was_hit() {
+        for (fifo, evicted) in [(false, 2), (true, 1)] {
+            let mut c = MapCache::new(10, 2).with_fifo(fifo);
+            for t in [1, 2] {
+                assert_eq!(c.access(t, true), Access::Load);
+                c.loaded(t, true);
+            }
+            // 1 is hit: most recent under LRU, still first in under FIFO.
+            assert_eq!(c.access(1, false), Access::Hit);
+            assert_eq!(c.access(3, false), Access::Load);
+            assert_eq!(c.loaded(3, true), (vec![], Some(evicted)), "fifo {fifo}");
+        }
     }
 }
