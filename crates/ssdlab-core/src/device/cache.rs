@@ -505,13 +505,18 @@ impl DataCache {
                 if i == NIL {
                     break;
                 }
-                self.unlink(i, L_HOST);
-                self.entries[i as usize].state = State::Flushing(prog, true);
-                self.dirty_sub(self.entries[i as usize].epoch);
-                out.push(self.entries[i as usize].lpn);
+                self.take_host_entry(i, prog, out);
             }
         }
         gc
+    }
+
+    /// Move dirty host entry `i` into program `prog` (its LPN to `out`).
+    fn take_host_entry(&mut self, i: u32, prog: u32, out: &mut Vec<u32>) {
+        self.unlink(i, L_HOST);
+        self.entries[i as usize].state = State::Flushing(prog, true);
+        self.dirty_sub(self.entries[i as usize].epoch);
+        out.push(self.entries[i as usize].lpn);
     }
 
     /// The oldest dirty host data among the first `window` entries for which
@@ -554,10 +559,7 @@ impl DataCache {
             let next = self.entries[i as usize].next;
             let l = self.entries[i as usize].lpn;
             if key(l) == k {
-                self.unlink(i, L_HOST);
-                self.entries[i as usize].state = State::Flushing(prog, true);
-                self.dirty_sub(self.entries[i as usize].epoch);
-                out.push(l);
+                self.take_host_entry(i, prog, out);
             }
             i = next;
             seen += 1;
