@@ -6,7 +6,8 @@
 #
 # Targets (fuzz/afl/src/bin/): device_file, fio_jobs, trace_parsers,
 # system_file, csd_inputs, overrides (--set lines on a preset), simulate
-# (device file + fio job -> a short run).
+# (device file + fio job -> a short run), nbd_requests (NBD requests served
+# in real time by a simulated drive).
 # Seed corpora come from the shipped presets, tests/data and small samples
 # written here; findings land in fuzz/afl/out/TARGET/default/crashes and
 # hangs (kept out of git). The script prints executions, paths and crashes
@@ -15,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-targets=(device_file fio_jobs trace_parsers system_file csd_inputs overrides simulate)
+targets=(device_file fio_jobs trace_parsers system_file csd_inputs overrides simulate nbd_requests)
 if [ "${1:-}" = "list" ] || [ $# -lt 1 ]; then
     printf '%s\n' "${targets[@]}"
     [ $# -ge 1 ] && exit 0
@@ -66,6 +67,12 @@ if [ -z "$(ls -A "$corpus")" ]; then
                 { cat tests/data/small-slc.toml; printf '\n----\n'; cat "$j"; } > "$corpus/$(basename "$j").txt"
             done
             { cat tests/data/small-slc.toml; printf '\n----\n[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=200\n'; } > "$corpus/randwrite.txt" ;;
+        nbd_requests)
+            # set-up byte, then 12-byte records: op conn offset(4) len(2) len/64KiB pattern 0 flags
+            rec() { printf "\\x$1\\x$2\\x$3\\x$4\\x$5\\x$6\\x$7\\x$8\\x$9\\x${10}\\x00\\x${11}"; }
+            { printf '\x00'; rec 01 00 00 10 00 00 00 10 00 5a 00; rec 00 00 00 10 00 00 00 10 00 00 00; rec 02 01 00 00 00 00 00 00 00 00 00; } > "$corpus/write-read.bin"
+            { printf '\x13'; rec 01 02 00 00 01 00 00 00 02 11 01; rec 03 00 00 40 01 00 00 30 00 00 00; rec 00 03 ff 3f 01 00 00 30 00 00 00; rec 04 01 00 00 00 00 00 10 00 00 04; } > "$corpus/trim-zero.bin"
+            { printf '\x2e'; rec 01 00 07 00 00 00 33 01 00 7f 00; rec 00 01 07 00 00 00 33 01 00 00 00; rec 00 02 ff ff ff ff ff ff 00 00 02; } > "$corpus/two-clients.bin" ;;
     esac
 fi
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_QUIET=1
@@ -74,6 +81,7 @@ resume=()
 [ -f "$out/default/fuzzer_stats" ] && resume=(-i -) || resume=(-i "$corpus")
 timeout=1000
 [ "$target" = simulate ] && timeout=5000
+[ "$target" = nbd_requests ] && timeout=5000
 cargo afl fuzz -V "$secs" -t "$timeout" "${resume[@]}" -o "$out" -- "fuzz/afl/target/release/$target" >"$out/afl.log" 2>&1 || {
     echo "afl-fuzz failed; the last lines of $out/afl.log:" >&2
     tail -n 20 "$out/afl.log" >&2

@@ -191,6 +191,28 @@ fn find_parent(target: &str, from: &Place, kind: Kind) -> Result<(String, Place)
     ))
 }
 
+/// A shipped preset's text, parsed once per process (presets are compiled
+/// in; the text is compared, so a caller's own text under a preset's name is
+/// parsed as given).
+fn preset_table(kind: Kind, name: &str, text: &str, source: &str) -> Result<Table, ConfigError> {
+    type Memo = std::collections::HashMap<(bool, String), (String, Table)>;
+    static MEMO: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+    let key = (kind == Kind::System, name.to_string());
+    if let Ok(m) = MEMO.lock() {
+        if let Some((t, table)) = m.as_ref().and_then(|m| m.get(&key)) {
+            if t == text {
+                return Ok(table.clone());
+            }
+        }
+    }
+    let table = parse_table(text, source)?;
+    if let Ok(mut m) = MEMO.lock() {
+        m.get_or_insert_with(Memo::new)
+            .insert(key, (text.to_string(), table.clone()));
+    }
+    Ok(table)
+}
+
 fn parse_table(text: &str, source: &str) -> Result<Table, ConfigError> {
     toml::from_str::<Table>(text).map_err(|e| {
         let line = e.span().map(|s| line_at(text, s.start));
@@ -278,7 +300,10 @@ fn compose_at(
                 format!("extends chain longer than {MAX_CHAIN} files"),
             ));
         }
-        let mut table = parse_table(&cur_text, &label)?;
+        let mut table = match &cur {
+            Place::Preset(name) => preset_table(kind, name, &cur_text, &label)?,
+            _ => parse_table(&cur_text, &label)?,
+        };
         let parent = table.remove("extends");
         ids.push(id);
         labels.push(label.clone());
@@ -348,6 +373,12 @@ impl Composed {
     /// Read the merged table as a [`DeviceFile`] (unknown keys and wrong
     /// types reported as for one file, each placed in the file that set it).
     pub fn device_file(&self) -> Result<DeviceFile, ConfigError> {
+        // The merged table is already parsed: read it directly when it is
+        // valid (the same serde reading as from text); the text paths below
+        // are for the errors, which name lines and files.
+        if let Ok(f) = Value::Table(self.table.clone()).try_into::<DeviceFile>() {
+            return Ok(f);
+        }
         if self.layers.len() == 1 {
             return DeviceFile::from_toml_str(&self.layers[0].text, &self.source);
         }

@@ -333,6 +333,11 @@ impl SystemFile {
     /// Parse TOML text (with its `extends` chain); `source` names it in errors.
     pub fn from_toml_str(text: &str, source: &str) -> Result<SystemFile, ConfigError> {
         let c: Composed = compose::compose_system(text, source)?;
+        // The merged table is already parsed: read it directly when valid;
+        // the text below is for errors with lines.
+        if let Ok(f) = toml::Value::Table(c.table.clone()).try_into::<SystemFile>() {
+            return Ok(f);
+        }
         let t = toml::to_string(&c.table).map_err(|e| ConfigError {
             source: source.into(),
             problems: vec![ConfigProblem {

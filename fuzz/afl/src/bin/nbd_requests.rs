@@ -1,0 +1,224 @@
+//! A stream of NBD requests (what nbdkit hands the plugin: read, write,
+//! flush, trim, write-zeroes with their flags, offsets and lengths, from
+//! several connections) served by a simulated drive in real time
+//! (`ssdlab_core::serve::Server`, the code under `ssdlab serve`).
+//!
+//! Every request inside the export must be served; one that is not
+//! (past the end, or `offset + len` overflowing) must be refused as invalid,
+//! never an I/O error, a shutdown, a panic or a hang. In the sequential mode
+//! every read must return what the requests before it wrote (trimmed and
+//! zeroed ranges read as zeros). The server must stop cleanly with a report.
+//!
+//! Input: one byte of set-up (bit 0: fill-preconditioned rather than fresh;
+//! bits 1-2: NVMe queue pairs 1-4; bits 3-4: largest command 4 KiB, 8 KiB,
+//! 64 KiB or 1 MiB; bit 5: two client threads at once, no data check), then
+//! records of 12 bytes: op, connection, offset (4 bytes), length (2 bytes),
+//! length in 64 KiB steps, pattern, flags (bit 0: FUA; bit 1: the offset's
+//! high 32 bits are all ones; bit 2: may trim).
+use ssdlab_core::serve::{ServeError, ServeSpec, Server};
+use std::collections::HashMap;
+
+/// The test drive: SLC, 4 channels x 2 dies, 107 MB (tests/data).
+const DEVICE: &str = include_str!("../../../../tests/data/small-slc.toml");
+const PAGE: u64 = 4096;
+const MAX_REQUESTS: usize = 48;
+
+#[derive(Clone, Copy)]
+enum Op {
+    Read,
+    Write,
+    Flush,
+    Trim,
+    Zero,
+}
+
+#[derive(Clone, Copy)]
+struct Req {
+    op: Op,
+    conn: u32,
+    offset: u64,
+    len: u64,
+    pattern: u8,
+    fua: bool,
+    may_trim: bool,
+}
+
+fn decode(data: &[u8], capacity: u64) -> Vec<Req> {
+    data.chunks_exact(12)
+        .take(MAX_REQUESTS)
+        .map(|r| {
+            let op = match r[0] % 5 {
+                0 => Op::Read,
+                1 => Op::Write,
+                2 => Op::Flush,
+                3 => Op::Trim,
+                _ => Op::Zero,
+            };
+            let raw = u32::from_le_bytes([r[2], r[3], r[4], r[5]]) as u64;
+            let flags = r[11];
+            // Mostly inside the export (and a little past its end), with
+            // any alignment; sometimes near the top of the u64 range.
+            let offset = if flags & 2 != 0 {
+                raw | 0xffff_ffff_0000_0000
+            } else {
+                raw % (capacity + 2 * PAGE)
+            };
+            let len = u16::from_le_bytes([r[6], r[7]]) as u64 + (r[8] as u64 % 32) * 65_536;
+            Req {
+                op,
+                conn: r[1] as u32 % 4,
+                offset,
+                len,
+                pattern: r[9],
+                fua: flags & 1 != 0,
+                may_trim: flags & 4 != 0,
+            }
+        })
+        .collect()
+}
+
+/// The bytes a write of `req` carries.
+fn payload(req: &Req) -> Vec<u8> {
+    (0..req.len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ req.pattern)
+        .collect()
+}
+
+/// What the export should hold: 4 KiB pages written so far (absent: zeros).
+#[derive(Default)]
+struct Shadow {
+    pages: HashMap<u64, Box<[u8; PAGE as usize]>>,
+}
+
+impl Shadow {
+    fn put(&mut self, offset: u64, bytes: Option<&[u8]>, len: u64) {
+        for i in 0..len {
+            let at = offset + i;
+            let b = bytes.map_or(0, |d| d[i as usize]);
+            let page = self
+                .pages
+                .entry(at / PAGE)
+                .or_insert_with(|| Box::new([0; 4096]));
+            page[(at % PAGE) as usize] = b;
+        }
+    }
+
+    fn get(&self, offset: u64, len: u64) -> Vec<u8> {
+        (0..len)
+            .map(|i| {
+                let at = offset + i;
+                self.pages
+                    .get(&(at / PAGE))
+                    .map_or(0, |p| p[(at % PAGE) as usize])
+            })
+            .collect()
+    }
+}
+
+/// Serve `req`; check the answer against the export's bounds (and, with a
+/// shadow, the data). Whether it was served.
+fn serve(server: &Server, req: &Req, shadow: Option<&mut Shadow>) -> bool {
+    let capacity = server.capacity();
+    let inside = req
+        .offset
+        .checked_add(req.len)
+        .is_some_and(|e| e <= capacity);
+    let result = match req.op {
+        Op::Read => {
+            let mut buf = vec![0u8; req.len as usize];
+            let r = server.read(req.conn, req.offset, &mut buf);
+            if r.is_ok() {
+                if let Some(s) = &shadow {
+                    let want = s.get(req.offset, req.len);
+                    if buf != want {
+                        let at = buf.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+                        panic!(
+                            "read of {} B at {} returned wrong data at byte {at}",
+                            req.len, req.offset
+                        );
+                    }
+                }
+            }
+            r
+        }
+        Op::Write => {
+            let data = payload(req);
+            let r = server.write(req.conn, req.offset, &data, req.fua);
+            if let (Ok(_), Some(s)) = (&r, shadow) {
+                s.put(req.offset, Some(&data), req.len);
+            }
+            r
+        }
+        Op::Flush => server.flush(req.conn),
+        Op::Trim => {
+            let r = server.trim(req.conn, req.offset, req.len, req.fua);
+            if let (Ok(_), Some(s)) = (&r, shadow) {
+                s.put(req.offset, None, req.len);
+            }
+            r
+        }
+        Op::Zero => {
+            let r = server.zero(req.conn, req.offset, req.len, req.may_trim, req.fua);
+            if let (Ok(_), Some(s)) = (&r, shadow) {
+                s.put(req.offset, None, req.len);
+            }
+            r
+        }
+    };
+    let flush = matches!(req.op, Op::Flush);
+    match result {
+        Ok(_) => {
+            assert!(inside || flush, "a request past the end was served");
+            true
+        }
+        Err(ServeError::Invalid(e)) => {
+            assert!(
+                !inside && !flush,
+                "a request inside the export refused: {e}"
+            );
+            false
+        }
+        Err(e) => panic!("request failed: {e}"),
+    }
+}
+
+fn main() {
+    let (_, device) =
+        ssdlab_core::compose::load(DEVICE, "small-slc.toml", &[]).expect("the test drive resolves");
+    afl::fuzz!(|data: &[u8]| {
+        let Some((&setup, rest)) = data.split_first() else {
+            return;
+        };
+        let mut spec = ServeSpec::new(device.clone());
+        spec.precondition = if setup & 1 != 0 {
+            ssdlab_core::Precondition::Fill
+        } else {
+            ssdlab_core::Precondition::Fresh
+        };
+        spec.queues = 1 + ((setup >> 1) & 3) as u32;
+        spec.max_transfer = [4096, 8192, 65_536, 1 << 20][((setup >> 3) & 3) as usize];
+        spec.warn = false;
+        let server = Server::start(spec).expect("the server starts");
+        let reqs = decode(rest, server.capacity());
+        let served = if setup & 32 != 0 {
+            // Two clients at once (NBD multi-conn): no data check, the
+            // order between them is the scheduler's.
+            let (a, b) = reqs.split_at(reqs.len() / 2);
+            let count = |rs: &[Req]| rs.iter().filter(|r| serve(&server, r, None)).count();
+            std::thread::scope(|s| {
+                let other = s.spawn(|| count(a));
+                count(b) + other.join().expect("the second client ends")
+            })
+        } else {
+            let mut shadow = Shadow::default();
+            reqs.iter()
+                .filter(|r| serve(&server, r, Some(&mut shadow)))
+                .count()
+        };
+        let (report, _) = server.stop().expect("the server stops with a report");
+        assert_eq!(
+            report.total_requests, served as u64,
+            "the report counts the requests served"
+        );
+    });
+}
