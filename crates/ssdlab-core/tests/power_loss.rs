@@ -84,6 +84,59 @@ fn power_loss_protection_saves_what_dram_holds() {
 }
 
 #[test]
+fn the_capacitor_flush_takes_its_programs_time_and_energy() {
+    // Four dies, two per channel, one parallel unit each; SLC with one
+    // 4 KiB mapping unit per program: the n units in DRAM are spread over
+    // the four units, so the busiest die programs ceil(n / 4) of them,
+    // each t_cmd + tPROG, after its first 10.24 us transfer (4 KiB at
+    // 400 MB/s); the channel's transfers (2 x ceil(n/4) x 10.24 us) are
+    // shorter. Energy: 50 uJ per program and 2 W of other power for that long.
+    let text = common::SMALL_SLC
+        .replace(
+            "write_buffer = \"256KiB\"",
+            "write_buffer = \"256KiB\"\npower_loss_protection = true",
+        )
+        .replace(
+            "bus_bandwidth = \"400MB/s\"",
+            "bus_bandwidth = \"400MB/s\"\nt_cmd = \"100ns\"",
+        )
+        + "[power]\nnand_program_energy = \"50uJ\"\nother_power = \"2W\"\n";
+    let dev = common::device(&text, "small-plp-power");
+    let r = lose_power(
+        dev,
+        RANDWRITE,
+        Precondition::Fill,
+        Time::from_secs_f64(0.002),
+    );
+    let n = r.units_saved_by_capacitors;
+    assert!(n > 8, "{r:?}");
+    let k = n.div_ceil(4) as f64;
+    let want = 10.24e-6 + k * 200.1e-6;
+    assert!(
+        (r.capacitor_flush_s - want).abs() < 1e-12,
+        "{n} units: flush {} s, expected {want} s",
+        r.capacitor_flush_s
+    );
+    let joules = r.capacitor_flush_energy_j.expect("a power model");
+    let want_j = 2.0 * want + 50e-6 * n as f64;
+    assert!(
+        (joules - want_j).abs() < 1e-12,
+        "{joules} J, expected {want_j} J"
+    );
+    // Without power-loss protection there is no flush.
+    let r = lose_power(
+        small_16k(),
+        RANDWRITE,
+        Precondition::Fill,
+        Time::from_secs_f64(0.002),
+    );
+    assert_eq!(
+        (r.capacitor_flush_s, r.capacitor_flush_energy_j),
+        (0.0, None)
+    );
+}
+
+#[test]
 fn a_flush_after_every_write_leaves_at_most_that_write_to_lose() {
     // QD1, each 4 KiB write followed by an NVMe Flush: whenever the power
     // fails, only the write whose flush has not completed can be lost.

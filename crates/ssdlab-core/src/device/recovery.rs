@@ -47,6 +47,14 @@ pub struct RecoveryReport {
     pub relocated_units_lost: u64,
     /// Mapping units the capacitors programmed (power-loss protection).
     pub units_saved_by_capacitors: u64,
+    /// How long the capacitors held the drive up to program them (s; 0
+    /// without power-loss protection): whole program units spread over
+    /// every parallel unit, the busiest channel's time.
+    pub capacitor_flush_s: f64,
+    /// Energy that flush drew from the capacitors (J: NAND programs and
+    /// channel transfers, DRAM reads, and every component's idle power over
+    /// the flush, the PCIe link excluded); `None` without a `[power]` model.
+    pub capacitor_flush_energy_j: Option<f64>,
     /// GC victims erased, over the whole run, before the copies moved out
     /// of them were programmed, because their unit had no room left for
     /// the copies (a power loss in that window loses them).
@@ -89,6 +97,12 @@ impl RecoveryReport {
             r.units_unmapped += p.units_unmapped;
             r.relocated_units_lost += p.relocated_units_lost;
             r.units_saved_by_capacitors += p.units_saved_by_capacitors;
+            r.capacitor_flush_s = r.capacitor_flush_s.max(p.capacitor_flush_s);
+            r.capacitor_flush_energy_j =
+                match (r.capacitor_flush_energy_j, p.capacitor_flush_energy_j) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
             r.open_blocks_closed += p.open_blocks_closed;
             r.gc_victims_erased_early += p.gc_victims_erased_early;
             r.summary_pages_read += p.summary_pages_read;
@@ -107,9 +121,14 @@ impl RecoveryReport {
             self.power_loss_at_s, self.commands_in_flight
         );
         if self.power_loss_protection {
+            let energy = match self.capacitor_flush_energy_j {
+                Some(j) => format!(", {:.3} mJ", j * 1e3),
+                None => String::new(),
+            };
             s += &format!(
-                "power-loss protection saved {} units in DRAM, nothing lost\n",
-                self.units_saved_by_capacitors
+                "power-loss protection saved {} units in DRAM (capacitor flush {:.3} ms{energy}), nothing lost\n",
+                self.units_saved_by_capacitors,
+                self.capacitor_flush_s * 1e3
             );
         } else {
             s += &format!(
@@ -183,6 +202,9 @@ impl Drive {
             // The capacitors program what DRAM holds: the mapping stays.
             let (host, gc) = self.cache.lose_contents();
             r.units_saved_by_capacitors = host + gc;
+            let (time, energy) = self.capacitor_flush(host + gc);
+            r.capacitor_flush_s = time.as_secs_f64();
+            r.capacitor_flush_energy_j = energy;
         } else {
             let in_flight: Vec<(Ppa, u32)> = self
                 .prog_at
@@ -221,6 +243,76 @@ impl Drive {
         r.bytes_read = bytes;
         r.recovery_time_s = time.as_secs_f64();
         self.recovery = Some(r);
+    }
+
+    /// Time and energy (with a power model) for the capacitors to program
+    /// `units` mapping units held in DRAM. They are spread evenly over the
+    /// parallel units and programmed as whole program units (the last one
+    /// of each padded), in SLC mode when the drive has it (the fastest way
+    /// to make them durable), else natively (the mean of the program times
+    /// of its page types). Per channel: the larger of its busiest die's
+    /// commands and programs plus one transfer, and the sum of its dies'
+    /// transfers, as for the recovery reads. Programs that were running at
+    /// the power loss are counted among these (an upper bound of one
+    /// program time per die).
+    fn capacitor_flush(&self, units: u64) -> (Time, Option<f64>) {
+        let g = &self.geo;
+        if units == 0 {
+            return (Time::ZERO, self.ledger.as_ref().map(|_| 0.0));
+        }
+        let t = &self.timings;
+        let t_prog = if t.t_prog_slc_unit > Time::ZERO {
+            t.t_prog_slc_unit
+        } else {
+            let types = (g.bits / g.pages_per_program).max(1);
+            let sum = (0..types).fold(Time::ZERO, |acc, pt| {
+                acc + t.program(pt * g.pages_per_program)
+            });
+            Time::ns(sum.as_ns() / types as u64)
+        };
+        let per_prog = g.slots_per_program as u64;
+        let prog_bytes = per_prog * self.unit_bytes;
+        let xfer = self.flash.xfer_time(prog_bytes);
+        let step = self.dev.nand.t_cmd + t_prog;
+        let (base, extra) = (units / g.units as u64, units % g.units as u64);
+        let mut die_progs = vec![0u64; g.dies as usize];
+        for u in 0..g.units {
+            let n = base + u64::from((u as u64) < extra);
+            die_progs[g.die_of_unit(u) as usize] += n.div_ceil(per_prog);
+        }
+        let mut worst = Time::ZERO;
+        for ch in 0..g.channels {
+            let (mut arrays, mut bus) = (Time::ZERO, Time::ZERO);
+            for d in (0..g.dies).filter(|&d| g.channel_of_die(d) == ch) {
+                let n = die_progs[d as usize];
+                if n > 0 {
+                    arrays = arrays.max(xfer + step.times(n));
+                }
+                bus += xfer.times(n);
+            }
+            worst = worst.max(arrays.max(bus));
+        }
+        let energy = self.ledger.as_ref().map(|l| {
+            let progs: u64 = die_progs.iter().sum();
+            let groups = self.fw.compute.as_ref().map_or(0, |c| c.cfg.groups.len());
+            let accels = self
+                .fw
+                .compute
+                .as_ref()
+                .map_or(0, |c| c.cfg.accelerators.len());
+            let a = crate::power::Activity {
+                group_busy: vec![Time::ZERO; groups],
+                accel_busy: vec![Time::ZERO; accels],
+                dram_bytes: units * self.unit_bytes,
+                nand_program_pages: progs * (g.planes_per_unit * g.pages_per_program) as u64,
+                nand_bus_bytes: progs * prog_bytes,
+                ..Default::default()
+            };
+            let e = l.energy(&a, worst);
+            // The PCIe link is down: its idle power is not drawn.
+            e[7] - e[5]
+        });
+        (worst, energy)
     }
 
     /// Bytes and time of the recovery reads: per channel, the larger of
