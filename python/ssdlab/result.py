@@ -168,6 +168,11 @@ class MappingCache:
     translation_writes: int = 0
     translation_gc_moves: int = 0
     waf_mapping: float = 0.0
+    #: The directory on flash (``ftl.directory_cache`` a size): a dict with
+    #: cache_bytes, cached_pages, levels (pages per level, level 1 first),
+    #: lookups, hits, hit_ratio, reads and writes; None with the whole
+    #: directory in DRAM.
+    directory: Optional[dict] = None
 
 
 @dataclass(frozen=True)
@@ -240,11 +245,16 @@ class Recovery:
 
 @dataclass(frozen=True)
 class Checkpoints:
-    """Mapping checkpoints (``ftl.checkpoint_interval``, seed 001's C-log):
-    the interval, checkpoints taken and skipped (the previous one still
+    """Mapping checkpoints (``ftl.checkpoint_interval`` and/or
+    ``ftl.checkpoint_log_size``, seed 001's C-log): the interval (0 without
+    one), the mapping-log size (0 without one), checkpoints taken (and how
+    many the log size started) and skipped (the previous one still
     being written), what they wrote, and when the last complete one began."""
 
     interval_s: float = 0.0
+    log_size_bytes: int = 0
+    by_log_size: int = 0
+    log_entries: int = 0
     taken: int = 0
     skipped: int = 0
     units_written: int = 0

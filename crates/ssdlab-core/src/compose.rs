@@ -191,6 +191,51 @@ fn find_parent(target: &str, from: &Place, kind: Kind) -> Result<(String, Place)
     ))
 }
 
+/// Longest run of one quote character a string value may hold: the toml
+/// crate's writer (toml_write 0.1) counts runs in a `u8`, which overflows
+/// at 256 (found by AFL++, `system_file`); merged files and `devices show`
+/// are written back as TOML, so such a string is refused by key instead.
+pub const MAX_QUOTE_RUN: usize = 255;
+
+/// Key paths of string values in `t` (under `prefix`) that hold a run of
+/// [`MAX_QUOTE_RUN`] or more `'` or `"`.
+fn long_quote_runs(t: &Table, prefix: &str, out: &mut Vec<String>) {
+    fn visit(v: &Value, path: String, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                let (mut run, mut last) = (0usize, 0u8);
+                for &b in s.as_bytes() {
+                    run = if (b == b'"' || b == b'\'') && b == last {
+                        run + 1
+                    } else {
+                        1
+                    };
+                    last = b;
+                    if (b == b'"' || b == b'\'') && run >= MAX_QUOTE_RUN {
+                        out.push(path);
+                        return;
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    visit(x, format!("{path}[{i}]"), out);
+                }
+            }
+            Value::Table(t) => long_quote_runs(t, &path, out),
+            _ => {}
+        }
+    }
+    for (k, v) in t {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        visit(v, path, out);
+    }
+}
+
 /// A shipped preset's text, parsed once per process (presets are compiled
 /// in; the text is compared, so a caller's own text under a preset's name is
 /// parsed as given).
@@ -304,6 +349,17 @@ fn compose_at(
             Place::Preset(name) => preset_table(kind, name, &cur_text, &label)?,
             _ => parse_table(&cur_text, &label)?,
         };
+        let mut runs = Vec::new();
+        long_quote_runs(&table, "", &mut runs);
+        if let Some(key) = runs.first() {
+            return Err(problem(
+                &label,
+                key,
+                format!(
+                    "a string with {MAX_QUOTE_RUN} or more quote characters in a row cannot be written back as TOML (a limit of the toml crate's writer): shorten the run"
+                ),
+            ));
+        }
         let parent = table.remove("extends");
         ids.push(id);
         labels.push(label.clone());
@@ -517,7 +573,21 @@ pub fn parse_sets(args: &[String]) -> Result<Vec<Override>, ConfigError> {
     for a in args {
         match a.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
-                out.push((k.trim().to_string(), crate::overrides::parse_value(v)))
+                let value = crate::overrides::parse_value(v);
+                let mut runs = Vec::new();
+                let mut one = Table::new();
+                one.insert(k.trim().to_string(), value.clone());
+                long_quote_runs(&one, "", &mut runs);
+                if runs.is_empty() {
+                    out.push((k.trim().to_string(), value));
+                } else {
+                    problems.push(ConfigProblem {
+                        key: k.trim().to_string(),
+                        message: format!(
+                            "a string with {MAX_QUOTE_RUN} or more quote characters in a row cannot be written back as TOML: shorten the run"
+                        ),
+                    });
+                }
             }
             _ => problems.push(ConfigProblem {
                 key: a.clone(),

@@ -210,6 +210,13 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 50;
 /// Highest rate a device or system file may give (10 TB/s).
 pub const MAX_CONFIG_BANDWIDTH: f64 = 10e12;
 
+/// Lowest clock a device or system file may give (1 MHz): below it no
+/// processor or FPGA of a drive or host runs, and a cycle count turned into
+/// time would pass the longest accepted time.
+pub const MIN_CONFIG_FREQUENCY: f64 = 1e6;
+/// Highest clock a device or system file may give (100 GHz).
+pub const MAX_CONFIG_FREQUENCY: f64 = 100e9;
+
 /// A time from a device or system file: parsed, and within
 /// [`MAX_CONFIG_TIME`].
 pub(crate) fn config_time(v: &str) -> Result<Time, crate::units::UnitError> {
@@ -245,6 +252,23 @@ pub(crate) fn config_bandwidth(v: &str) -> Result<Bandwidth, crate::units::UnitE
         )));
     }
     Ok(b)
+}
+
+/// A clock from a device or system file: parsed, and from
+/// [`MIN_CONFIG_FREQUENCY`] to [`MAX_CONFIG_FREQUENCY`].
+pub(crate) fn config_frequency(v: &str) -> Result<f64, crate::units::UnitError> {
+    let f = crate::units::parse_frequency(v)?;
+    if f < MIN_CONFIG_FREQUENCY {
+        return Err(crate::units::UnitError(format!(
+            "'{v}' is below the lowest accepted clock (1MHz)"
+        )));
+    }
+    if f > MAX_CONFIG_FREQUENCY {
+        return Err(crate::units::UnitError(format!(
+            "'{v}' is above the highest accepted clock (100GHz)"
+        )));
+    }
+    Ok(f)
 }
 
 impl Collector {
@@ -285,6 +309,15 @@ impl Collector {
     pub(crate) fn positive(&mut self, key: &str, v: u32) {
         if v == 0 {
             self.push(key, "must be at least 1");
+        }
+    }
+    /// A count with a stated largest value: `why` says where it comes from.
+    pub(crate) fn at_most(&mut self, key: &str, v: u64, max: u64, why: &str) {
+        if v > max {
+            self.push(
+                key,
+                format!("{v} is above the largest accepted ({max}: {why})"),
+            );
         }
     }
 }
@@ -418,11 +451,18 @@ impl DeviceFile {
                 "a RAM disk keeps no flash mapping to cache: remove the key or use \"all\"",
             );
         }
-        if ftl.checkpoint_interval.is_some() && matches!(backend, Backend::RamDisk { .. }) {
-            c.push(
-                "ftl.checkpoint_interval",
-                "a RAM disk keeps no flash mapping to checkpoint: remove the key or use \"none\"",
-            );
+        if matches!(backend, Backend::RamDisk { .. }) {
+            for (key, set) in [
+                ("ftl.checkpoint_interval", ftl.checkpoint_interval.is_some()),
+                ("ftl.checkpoint_log_size", ftl.checkpoint_log_size.is_some()),
+            ] {
+                if set {
+                    c.push(
+                        key,
+                        "a RAM disk keeps no flash mapping to checkpoint: remove the key or use \"none\"",
+                    );
+                }
+            }
         }
         let flash = self.flash.resolve(&mut c);
         let controller = self
@@ -531,7 +571,8 @@ fn check_geometry(d: &Device, c: &mut Collector) {
                 logical.div_ceil(f.entries_per_translation_page() as u64),
                 blocks_total,
             )
-            + f.validity_pages(blocks_total * block_slots);
+            + f.validity_pages(blocks_total * block_slots)
+            + f.directory_levels(tpages).iter().sum::<u64>();
         pages.div_ceil(block_slots.max(1)) + units
     } else {
         0

@@ -96,10 +96,13 @@ pub enum Event {
     FlusherWake,
     /// The measured window starts.
     RampEnd,
-    /// A drive's checkpoint interval is over (`ftl.checkpoint_interval`).
+    /// A drive's checkpoint interval is over (`ftl.checkpoint_interval`),
+    /// or its mapping log reached `ftl.checkpoint_log_size` (`by_log`).
     Checkpoint {
         /// Drive.
         d: u16,
+        /// Started by the log size, not the interval.
+        by_log: bool,
     },
     /// The power fails (`--power-loss-at`): the run ends, every drive
     /// loses what was not durable and recovers.

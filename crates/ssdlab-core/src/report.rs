@@ -121,6 +121,34 @@ pub struct MappingCache {
     pub translation_gc_moves: u64,
     /// Part of the WAF that is translation pages (programmed / host-written units).
     pub waf_mapping: f64,
+    /// The directory stored on flash (`ftl.directory_cache`), if it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directory: Option<DirectoryCache>,
+}
+
+/// The mapping directory on flash (seed 001's M-logs of M-logs): its pages
+/// per level, the cache of them and its traffic in the measured window.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct DirectoryCache {
+    /// Controller DRAM for directory pages (bytes).
+    pub cache_bytes: u64,
+    /// Directory pages the cache holds at most.
+    pub cached_pages: u64,
+    /// Directory pages on flash per level, level 1 (locating translation
+    /// pages) first; the root above them is in DRAM.
+    pub levels: Vec<u64>,
+    /// Lookups of a directory page (each translation or directory page read
+    /// from flash or moved needs its parent's entry).
+    pub lookups: u64,
+    /// Lookups whose directory page was in DRAM.
+    pub hits: u64,
+    /// hits / lookups (1 if none).
+    pub hit_ratio: f64,
+    /// Directory pages read from flash.
+    pub reads: u64,
+    /// Directory pages programmed (write-backs and GC moves, part of
+    /// `translation_writes`).
+    pub writes: u64,
 }
 
 impl MappingCache {
@@ -145,6 +173,26 @@ impl MappingCache {
         a.translation_reads += m.translation_reads;
         a.translation_writes += m.translation_writes;
         a.translation_gc_moves += m.translation_gc_moves;
+        if let Some(d) = &m.directory {
+            let x = a.directory.get_or_insert_with(DirectoryCache::default);
+            x.cache_bytes += d.cache_bytes;
+            x.cached_pages += d.cached_pages;
+            if x.levels.len() < d.levels.len() {
+                x.levels.resize(d.levels.len(), 0);
+            }
+            for (l, n) in x.levels.iter_mut().zip(&d.levels) {
+                *l += n;
+            }
+            x.lookups += d.lookups;
+            x.hits += d.hits;
+            x.hit_ratio = if x.lookups == 0 {
+                1.0
+            } else {
+                x.hits as f64 / x.lookups as f64
+            };
+            x.reads += d.reads;
+            x.writes += d.writes;
+        }
         Some(a)
     }
 }
@@ -1375,6 +1423,18 @@ impl Report {
                 m.translation_gc_moves,
                 m.waf_mapping
             );
+            if let Some(d) = &m.directory {
+                let _ = writeln!(
+                    s,
+                    "  Directory on flash: {:?} pages per level under a root in DRAM, {:.1} MiB cached ({} pages), hit ratio {:.2}%, {} directory reads, {} writes",
+                    d.levels,
+                    d.cache_bytes as f64 / (1u64 << 20) as f64,
+                    d.cached_pages,
+                    d.hit_ratio * 100.0,
+                    d.reads,
+                    d.writes
+                );
+            }
         }
         if let Some(c) = &self.slc {
             let _ = writeln!(

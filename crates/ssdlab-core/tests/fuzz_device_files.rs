@@ -493,6 +493,47 @@ fn afl_findings_stay_fixed() {
             }
         }
     }
+    // AFL++ (system_file): 256 quote characters in a row overflowed the toml
+    // writer's run counter when a merged file was written back: refused by
+    // key in every file and override.
+    let text = std::fs::read(dir.join("system-file-quote-run.toml")).unwrap();
+    let text = String::from_utf8_lossy(&text);
+    let e = ssdlab_core::system::config::SystemFile::from_toml_str(&text, "q.toml")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("y") && e.contains("quote characters in a row"),
+        "{e}"
+    );
+    let quotes = "\"".repeat(300);
+    let dev = format!("extends = \"pm9a3-960g\"\ndescription = '{quotes}'\n");
+    let e = ssdlab_core::compose::load(&dev, "q.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("description") && e.contains("in a row"), "{e}");
+    let quotes = "'".repeat(254);
+    let dev = format!("extends = \"pm9a3-960g\"\ndescription = \"{quotes}\"\n");
+    assert!(
+        ssdlab_core::compose::load(&dev, "q.toml", &[]).is_ok(),
+        "254 in a row are fine"
+    );
+    let e = ssdlab_core::compose::parse_sets(&[format!("description='{}'", "\"".repeat(256))])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("description") && e.contains("in a row"), "{e}");
+    // AFL++ (overrides): the same in a `--set` value.
+    let text = std::fs::read(dir.join("overrides-quote-run.txt")).unwrap();
+    let text = String::from_utf8_lossy(&text);
+    let sets: Vec<String> = text.lines().skip(1).map(str::to_string).collect();
+    let refused = match ssdlab_core::compose::parse_sets(&sets) {
+        Err(e) => e.to_string(),
+        Ok(o) => ssdlab_core::compose::load_named("pm9a3-960g", &o)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+    };
+    assert!(refused.contains("nand.t_read"), "{refused}");
 }
 
 /// Every time, size and rate in a device file has a stated range (one hour,

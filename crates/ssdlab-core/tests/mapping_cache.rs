@@ -236,3 +236,125 @@ fn dftls_finding_holds_in_validate() {
         assert!(c.pass, "{}: {} vs {}", c.metric, c.simulated, c.reference);
     }
 }
+
+/// The analytic drive with 512 B mapping units (128 entries per translation
+/// page: 205 of them, located by 2 directory pages under the root),
+/// `cache` bytes of translation pages and `dir` bytes of directory pages.
+fn with_directory(channels: u32, dies: u32, cache: u64, dir: u64) -> Device {
+    let mut d = analytic_device(channels, dies, "", "");
+    d.ftl.mapping_unit = Bytes(512);
+    d.ftl.mapping_cache = Some(Bytes(cache));
+    d.ftl.directory_cache = Some(Bytes(dir));
+    d
+}
+
+#[test]
+fn a_directory_miss_adds_exactly_one_directory_page_read_at_qd1() {
+    // At QD1 a read whose translation page is absent reads it first
+    // (t_cmd + tR + 512 B over the bus = 26,380 ns), and if the directory
+    // page holding that page's location is absent too, reads that before
+    // (the same again): every read's latency is the plain one plus one
+    // such read per page missed, nothing else.
+    let per_read = 100 + 25_000 + 1_280;
+    let r = run(
+        with_directory(1, 1, 64 * 512, 512),
+        "[r]\nrw=randread\nbs=512\niodepth=1\nnumber_ios=2000\n",
+        Precondition::Fill,
+    );
+    let m = r.mapping.as_ref().expect("a mapping section");
+    let d = m.directory.as_ref().expect("a directory section");
+    assert_eq!((m.translation_pages, m.entries_per_page), (205, 128));
+    assert_eq!((d.levels.clone(), d.cached_pages), (vec![2], 1));
+    // A directory lookup for each translation page read.
+    assert_eq!(d.lookups, m.translation_reads, "{m:?}");
+    assert!(d.reads > 100 && d.reads < d.lookups, "{d:?}");
+    assert_eq!(d.reads, d.lookups - d.hits);
+    assert_eq!(r.flash.reads, 2000 + m.translation_reads + d.reads);
+    let plain = r.read.lat_ns.min;
+    assert_eq!(r.read.lat_ns.max, plain + 2 * per_read);
+    let mean = plain as f64 + per_read as f64 * (m.translation_reads + d.reads) as f64 / 2000.0;
+    assert!(
+        (r.read.lat_ns.mean - mean).abs() < 1e-6,
+        "{} vs {mean}",
+        r.read.lat_ns.mean
+    );
+    assert_eq!((m.translation_writes, d.writes), (0, 0));
+    // The whole directory in DRAM (the default): no directory section,
+    // and reads only miss translation pages.
+    let mut dev = with_directory(1, 1, 64 * 512, 512);
+    dev.ftl.directory_cache = None;
+    let r = run(
+        dev,
+        "[r]\nrw=randread\nbs=512\niodepth=1\nnumber_ios=2000\n",
+        Precondition::Fill,
+    );
+    let m = r.mapping.as_ref().unwrap();
+    assert!(m.directory.is_none());
+    assert_eq!(r.flash.reads, 2000 + m.translation_reads);
+}
+
+#[test]
+fn random_writes_with_the_directory_on_flash_lose_nothing() {
+    // 2 x 2 dies, 4 cached translation pages and 1 cached directory page:
+    // dirty translation pages written back dirty their directory pages,
+    // which are written back in turn; GC moves both.
+    let dev = with_directory(2, 2, 4 * 512, 512);
+    let w = fio::parse_str(
+        "[w]\nrw=randrw\nrwmixread=30\nbs=4k\niodepth=32\nnumber_ios=40000\nnorandommap\n\
+         [t]\nrw=randtrim\nbs=4k\niodepth=2\nnumber_ios=300\n",
+        "t",
+    )
+    .unwrap();
+    let mut s = System::new(dev, &w, "t", 3, Precondition::Steady).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    let r = Report::from_system(&s, "t", &[], 1.0);
+    let m = r.mapping.clone().unwrap();
+    let d = m.directory.clone().unwrap();
+    assert!(d.writes > 0 && d.reads > 0, "{d:?}");
+    assert!(d.writes < m.translation_writes, "{d:?} {m:?}");
+    let drive = &s.drives[0];
+    drive.ftl.check_invariants().unwrap();
+    // Every translation and directory page is on flash or waiting in DRAM.
+    let ftl = &drive.ftl;
+    for t in 0..ftl.translation_pages() {
+        assert_ne!(ftl.translation_location(t), Mapping::Unmapped, "page {t}");
+    }
+    for i in 0..ftl.directory_pages() {
+        let p = ftl.directory_page(i);
+        assert_ne!(
+            ftl.translation_location(p),
+            Mapping::Unmapped,
+            "directory page {i}"
+        );
+    }
+    for l in 0..ftl.logical_units() as u32 {
+        if let Mapping::InBuffer = ftl.lookup(Lpn(l)) {
+            assert!(drive.cache.holds(l), "lpn {l}");
+        }
+    }
+}
+
+#[test]
+fn a_directory_cache_without_a_cached_mapping_is_refused() {
+    let text = common::SMALL_SLC.replace("[ftl]\n", "[ftl]\ndirectory_cache = \"4KiB\"\n");
+    let e = DeviceFile::from_toml_str(&text, "d.toml")
+        .and_then(|f| f.resolve("d.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ftl.directory_cache") && e.contains("ftl.mapping_cache"),
+        "{e}"
+    );
+    let text = common::SMALL_SLC.replace(
+        "[ftl]\n",
+        "[ftl]\nmapping_cache = \"8KiB\"\ndirectory_cache = \"1KiB\"\n",
+    );
+    let e = DeviceFile::from_toml_str(&text, "d.toml")
+        .and_then(|f| f.resolve("d.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ftl.directory_cache") && e.contains("smaller than one directory page"),
+        "{e}"
+    );
+}

@@ -335,6 +335,79 @@ fn checkpoints_cost_writes_and_shorten_recovery() {
 }
 
 #[test]
+fn a_log_size_trigger_bounds_what_recovery_scans() {
+    // Checkpoints only by log size: every 4 KiB of mapping log (512
+    // updates of 8 B), on a small drive at steady state (GC copies count:
+    // they move mappings too).
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
+    let at = Time::from_secs_f64(0.05);
+    let without = lose_power(small_16k(), job, Precondition::Steady, at);
+    let mut dev = small_16k();
+    dev.ftl.checkpoint_log_size = Some(ssdlab_core::units::Bytes(4 << 10));
+    let w = fio::parse_str(job, "pl.fio").unwrap();
+    let mut s = System::new(dev, &w, "pl.fio", 7, Precondition::Steady).unwrap();
+    s.power_loss_at(at).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    s.drives[0].ftl.check_invariants().unwrap();
+    let with = s.recovery().unwrap();
+    let c = s.drives[0].checkpoint_report().unwrap();
+    // Mapping updates in the run: host units and GC copies programmed
+    // (translation pages and records are what checkpoints write).
+    let updates = c.log_entries;
+    let st = &s.drives[0].ftl.stats;
+    assert!(
+        updates > 0 && updates <= st.host_slots + st.gc_slots_moved,
+        "{c:?} {st:?}"
+    );
+    assert_eq!((c.interval_s, c.log_size_bytes), (0.0, 4 << 10), "{c:?}");
+    assert_eq!(c.by_log_size, c.taken, "{c:?}");
+    // Each checkpoint began once 512 more updates were logged (none
+    // earlier), and none waited long: at most one checkpoint's worth of
+    // writing beyond the limit between two.
+    assert!(c.taken * 512 <= updates, "{updates} updates: {c:?}");
+    assert!((c.taken + 2) * 512 > updates, "{updates} updates: {c:?}");
+    assert_eq!(c.skipped, 0);
+    // Recovery scans only the blocks closed since the last one began.
+    assert!(with.last_checkpoint_s.is_some(), "{with:?}");
+    assert!(
+        with.summary_pages_read * 4 < without.summary_pages_read,
+        "{with:?} vs {without:?}"
+    );
+}
+
+#[test]
+fn a_bad_checkpoint_log_size_is_refused_by_key() {
+    for (value, says) in [
+        ("\"4B\"", "at least one 8 B log entry"),
+        ("\"lots\"", "checkpoint_log_size"),
+        ("64", "checkpoint_log_size"),
+    ] {
+        let text = common::SMALL_SLC.replace(
+            "[ftl]\n",
+            &format!("[ftl]\ncheckpoint_log_size = {value}\n"),
+        );
+        let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
+            .and_then(|f| f.resolve("ck.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ftl.checkpoint_log_size") && e.contains(says),
+            "{value}: {e}"
+        );
+    }
+    // Hybrid mapping takes no checkpoints yet: refused by this key.
+    let text = common::SMALL_SLC.replace(
+        "[ftl]\n",
+        "[ftl]\nmapping = \"bast\"\nlog_blocks = 2\ncheckpoint_log_size = \"1MiB\"\n",
+    );
+    let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
+        .and_then(|f| f.resolve("ck.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ftl.checkpoint_log_size"), "{e}");
+}
+
+#[test]
 fn a_bad_checkpoint_interval_is_refused_by_key() {
     let text = common::SMALL_SLC.replace("[ftl]\n", "[ftl]\ncheckpoint_interval = \"0s\"\n");
     let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")

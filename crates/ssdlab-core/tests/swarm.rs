@@ -84,11 +84,16 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     // The L-log (a stream of its own): a third of the page-mapped cases.
     let mut vl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x766c_6f67);
     let mut validity = ["none", "none", "none", "none", "4KiB", "8KiB"][vl.gen_range(0..6)];
+    // Checkpoints by mapping-log size (a stream of its own): a third of
+    // the page-mapped cases, with or without an interval.
+    let mut cl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x636b_6c67);
+    let mut log_size = ["none", "none", "none", "none", "16KiB", "64KiB"][cl.gen_range(0..6)];
     let (mut checkpoint, mut wl) = (checkpoint, wl);
     if scheme != "page" {
         validity = "none";
         mapping = "all".into();
         checkpoint = "none";
+        log_size = "none";
         if wl == "static" {
             wl = "dynamic";
         }
@@ -112,6 +117,7 @@ static_wl_threshold = 4
 mapping_cache = "{mapping}"
 spare_blocks = "{spare}%"
 checkpoint_interval = "{checkpoint}"
+checkpoint_log_size = "{log_size}"
 mapping = "{scheme}"
 log_blocks = {log_blocks}
 validity_log = "{validity}"
@@ -134,7 +140,7 @@ grown_bad_rate = "{grown}%"
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}, checkpoints {checkpoint}, {scheme} mapping ({log_blocks} log blocks), validity log {validity}"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}), mapping cache {mapping}, checkpoints {checkpoint} / {log_size} of log, {scheme} mapping ({log_blocks} log blocks), validity log {validity}"
     );
     (text, summary)
 }

@@ -6,8 +6,8 @@
 //! Vitis HLS's documented interface defaults (UG1399); every figure and
 //! assumption is listed in docs/devices/smartssd-3.84t.md.
 
-use crate::config::{Collector, PcieConfig};
-use crate::units::{parse_energy, parse_frequency, parse_power, Bytes, Time};
+use crate::config::{config_frequency, Collector, PcieConfig};
+use crate::units::{parse_energy, parse_power, Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 /// `[fpga]` as written.
@@ -302,7 +302,7 @@ impl FpgaFile {
         c: &mut Collector,
     ) -> FpgaConfig {
         let f = self;
-        let clock_hz = parse_frequency(&f.clock).unwrap_or_else(|e| {
+        let clock_hz = config_frequency(&f.clock).unwrap_or_else(|e| {
             c.push("fpga.clock", e.0);
             1.0
         });
@@ -321,6 +321,35 @@ impl FpgaFile {
             ("fpga.dram_device_banks", f.dram_device_banks),
         ] {
             c.positive(k, v);
+        }
+        for (k, v, max, why) in [
+            ("fpga.banks", f.banks, 64, "memory controllers"),
+            (
+                "fpga.interfaces_per_bank",
+                f.interfaces_per_bank,
+                64,
+                "kernel interfaces on one bank's interconnect",
+            ),
+            (
+                "fpga.dram_device_banks",
+                f.dram_device_banks,
+                64,
+                "banks of one DRAM device; DDR5 has 32",
+            ),
+            (
+                "fpga.axi_latency_cycles",
+                f.axi_latency_cycles,
+                65536,
+                "cycles scheduled for one global-memory access",
+            ),
+            (
+                "fpga.local_latency_cycles",
+                f.local_latency_cycles,
+                1024,
+                "cycles of one on-chip memory read",
+            ),
+        ] {
+            c.at_most(k, v as u64, max, why);
         }
         for (k, v) in [
             ("fpga.bank_width_bits", f.bank_width_bits),
@@ -378,9 +407,24 @@ impl FpgaFile {
             }
         }
         let swf = sw.cloned().unwrap_or_default();
+        let sw_latency = c.time("internal_switch.latency", &swf.latency);
+        let ingress_buffer = c.bytes("internal_switch.ingress_buffer", &swf.ingress_buffer);
+        // As a system file's switch: the buffer its credits cover must take
+        // one whole TLP of the drive's link.
+        if !c.has("internal_switch.ingress_buffer")
+            && ingress_buffer.0 < pcie.max_payload.0 + pcie.tlp_overhead.0
+        {
+            c.push(
+                "internal_switch.ingress_buffer",
+                format!(
+                    "'{}' cannot hold one full TLP ({} of payload and {} of overhead: pcie.max_payload and pcie.tlp_overhead)",
+                    swf.ingress_buffer, pcie.max_payload, pcie.tlp_overhead
+                ),
+            );
+        }
         let switch = InternalSwitch {
-            latency: c.time("internal_switch.latency", &swf.latency),
-            ingress_buffer: c.bytes("internal_switch.ingress_buffer", &swf.ingress_buffer),
+            latency: sw_latency,
+            ingress_buffer,
             power_w: power(c, "internal_switch.power", &swf.power),
         };
         let mut link = pcie.clone();

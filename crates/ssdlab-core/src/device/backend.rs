@@ -161,8 +161,10 @@ impl Drive {
         if gc > 0 {
             self.gc_progs[u as usize] += 1;
         }
-        if host && self.ckpt.is_some() {
-            self.arm_checkpoint(now, eq);
+        if self.ckpt.is_some() {
+            let lu = self.ftl.logical_units();
+            let data = lpns.iter().filter(|&&l| u64::from(l) < lu).count() as u64;
+            self.checkpoint_after_program(now, host, data, eq);
         }
         if self.mcache.is_some() {
             for &l in &lpns {

@@ -1,12 +1,15 @@
-//! The drive's side of mapping checkpoints (`ftl.checkpoint_interval`;
-//! seed 001's C-log; what is written: [`crate::ftl`]'s `checkpoint`
-//! module). Every interval the drive queues the translation pages changed
+//! The drive's side of mapping checkpoints (`ftl.checkpoint_interval`,
+//! `ftl.checkpoint_log_size`; seed 001's C-log; what is written:
+//! [`crate::ftl`]'s `checkpoint` module). Every interval, and whenever the
+//! mapping log (8 B per mapping update: a unit programmed by the host or
+//! moved by GC, a unit trimmed) since the last checkpoint began reaches the
+//! log size, the drive queues the translation pages changed
 //! since the last checkpoint and the checkpoint record for programming
 //! (the translation write queue, programmed into translation blocks like
 //! a cached mapping's write-backs, a partial program unit padded); the
 //! checkpoint is complete when the programs carrying them have finished.
-//! A checkpoint that comes while the previous one is still being written
-//! is skipped. A drive the host did not write to or trim since the last
+//! An interval checkpoint that comes while the previous one is still being
+//! written is skipped; a log-size one waits for the next program after it. A drive the host did not write to or trim since the last
 //! checkpoint stops checkpointing until it programs host data again (no
 //! event keeps a stalled run alive).
 
@@ -36,8 +39,22 @@ struct Writing {
 /// Checkpoint state and counters of one drive.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Checkpoints {
-    interval: Time,
-    /// A [`Event::Checkpoint`] is pending.
+    interval: Option<Time>,
+    /// Mapping updates (8 B log entries) that start a checkpoint.
+    log_limit: Option<u64>,
+    /// Mapping updates when the last checkpoint began.
+    log_base: u64,
+    /// Mapping updates when the run began.
+    run_base: u64,
+    /// Data units programmed (host data and GC copies: each moves a
+    /// mapping; translation pages and records do not count, the
+    /// checkpoint covers them).
+    programmed: u64,
+    /// A log-size [`Event::Checkpoint`] is pending.
+    log_pending: bool,
+    /// Checkpoints the log size started.
+    by_log: u64,
+    /// An interval [`Event::Checkpoint`] is pending.
     armed: bool,
     writing: Option<Writing>,
     /// The last complete checkpoint: (commit sequence it covers, when it
@@ -58,8 +75,15 @@ pub(crate) struct Checkpoints {
 /// Checkpoints in the report (`ftl.checkpoint_interval`).
 #[derive(Debug, Clone, Serialize, Default, PartialEq)]
 pub struct CheckpointReport {
-    /// The interval (s).
+    /// The interval (s); 0 without one.
     pub interval_s: f64,
+    /// The mapping-log size that also starts one (bytes); 0 without one.
+    pub log_size_bytes: u64,
+    /// Of those taken, started by the log size.
+    pub by_log_size: u64,
+    /// Mapping updates in the run (8 B log entries each: data units
+    /// programmed by the host or moved by GC, units trimmed).
+    pub log_entries: u64,
     /// Checkpoints begun and completed or still being written.
     pub taken: u64,
     /// Checkpoints skipped because the previous one was still being written.
@@ -75,13 +99,23 @@ pub struct CheckpointReport {
 impl CheckpointReport {
     /// The report's text line.
     pub fn text(&self) -> String {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let when = match (self.interval_s > 0.0, self.log_size_bytes > 0) {
+            (true, true) => format!(
+                "every {:.3} ms or {:.1} MiB of mapping log ({} by log size)",
+                self.interval_s * 1e3,
+                mib(self.log_size_bytes),
+                self.by_log_size
+            ),
+            (true, false) => format!("every {:.3} ms", self.interval_s * 1e3),
+            _ => format!("every {:.1} MiB of mapping log", mib(self.log_size_bytes)),
+        };
         format!(
-            "  Checkpoints: every {:.3} ms, {} taken ({} skipped), {} units ({:.1} MiB) written{}\n",
-            self.interval_s * 1e3,
+            "  Checkpoints: {when}, {} taken ({} skipped), {} units ({:.1} MiB) written{}\n",
             self.taken,
             self.skipped,
             self.units_written,
-            self.bytes_written as f64 / (1u64 << 20) as f64,
+            mib(self.bytes_written),
             self.last_complete_s
                 .map(|t| format!(", last complete one began at {t:.6} s"))
                 .unwrap_or_default()
@@ -95,6 +129,8 @@ impl CheckpointReport {
         let mut r = (*first).clone();
         for p in &parts[1..] {
             r.taken += p.taken;
+            r.by_log_size += p.by_log_size;
+            r.log_entries += p.log_entries;
             r.skipped += p.skipped;
             r.units_written += p.units_written;
             r.bytes_written += p.bytes_written;
@@ -104,9 +140,11 @@ impl CheckpointReport {
 }
 
 impl Checkpoints {
-    pub(crate) fn new(interval: Time) -> Checkpoints {
+    /// Checkpoints every `interval` and/or every `log_bytes` of mapping log.
+    pub(crate) fn new(interval: Option<Time>, log_bytes: Option<u64>) -> Checkpoints {
         Checkpoints {
             interval,
+            log_limit: log_bytes.map(|b| (b / crate::ftl::config::CHECKPOINT_LOG_ENTRY).max(1)),
             ..Default::default()
         }
     }
@@ -117,32 +155,102 @@ impl Drive {
     /// the run, and again when an idle drive programs).
     pub(crate) fn arm_checkpoint(&mut self, now: Time, eq: &mut EventQueue<Event>) {
         if let Some(c) = self.ckpt.as_mut() {
-            if !c.armed {
+            if let (false, Some(every)) = (c.armed, c.interval) {
                 c.armed = true;
-                eq.at(now + c.interval, Event::Checkpoint { d: self.index });
+                eq.at(
+                    now + every,
+                    Event::Checkpoint {
+                        d: self.index,
+                        by_log: false,
+                    },
+                );
             }
         }
     }
 
-    /// The checkpoint interval is over: start one.
-    pub(crate) fn checkpoint(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+    /// The run starts: the mapping log is empty (preconditioning wrote
+    /// the state the first checkpoint covers), arm the interval.
+    pub(crate) fn start_checkpoints(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        let entries = self.log_entries();
+        if let Some(c) = self.ckpt.as_mut() {
+            c.log_base = entries;
+            c.run_base = entries;
+        }
+        self.arm_checkpoint(now, eq);
+    }
+
+    /// Mapping updates so far in the run (the mapping log's entries).
+    fn log_entries(&self) -> u64 {
+        self.ckpt.as_ref().map_or(0, |c| c.programmed) + self.ftl.stats.trimmed_slots
+    }
+
+    /// A program of `data` data units was issued (`host`: with host data):
+    /// arm the interval, and start a checkpoint now if the mapping log has
+    /// reached its size.
+    pub(crate) fn checkpoint_after_program(
+        &mut self,
+        now: Time,
+        host: bool,
+        data: u64,
+        eq: &mut EventQueue<Event>,
+    ) {
+        if host {
+            self.arm_checkpoint(now, eq);
+        }
+        if let Some(c) = self.ckpt.as_mut() {
+            c.programmed += data;
+        }
+        let entries = self.log_entries();
+        let Some(c) = self.ckpt.as_mut() else {
+            return;
+        };
+        if let Some(limit) = c.log_limit {
+            if !c.log_pending && c.writing.is_none() && entries - c.log_base >= limit {
+                c.log_pending = true;
+                eq.at(
+                    now,
+                    Event::Checkpoint {
+                        d: self.index,
+                        by_log: true,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The checkpoint interval is over (or, `by_log`, the mapping log has
+    /// reached its size): start one.
+    pub(crate) fn checkpoint(&mut self, now: Time, by_log: bool, eq: &mut EventQueue<Event>) {
         // Host writes or trims since the last checkpoint (a stalled drive
         // takes none, and then no checkpoint keeps the run alive; GC alone
         // does not re-arm it either, or checkpoints and the GC their
         // writes cause would feed each other).
         let st = &self.ftl.stats;
         let host = st.host_slots + st.trimmed_slots;
+        let entries = self.log_entries();
         let Some(c) = self.ckpt.as_mut() else {
             return;
         };
-        c.armed = false;
-        if c.writing.is_some() {
-            c.skipped += 1;
-            self.arm_checkpoint(now, eq);
-            return;
+        if by_log {
+            c.log_pending = false;
+            // One being written (the next program looks again), or one
+            // the interval started since covers it.
+            let due = c.log_limit.is_some_and(|l| entries - c.log_base >= l);
+            if c.writing.is_some() || !due {
+                return;
+            }
+            c.by_log += 1;
+        } else {
+            c.armed = false;
+            if c.writing.is_some() {
+                c.skipped += 1;
+                self.arm_checkpoint(now, eq);
+                return;
+            }
         }
         let active = host != c.host_at_last;
         c.host_at_last = host;
+        c.log_base = entries;
         let dirty = self
             .mcache
             .as_mut()
@@ -173,7 +281,7 @@ impl Drive {
             }
         }
         self.try_flush(now, eq);
-        if active {
+        if active && !by_log {
             self.arm_checkpoint(now, eq);
         }
     }
@@ -230,7 +338,12 @@ impl Drive {
     pub fn checkpoint_report(&self) -> Option<CheckpointReport> {
         let c = self.ckpt.as_ref()?;
         Some(CheckpointReport {
-            interval_s: c.interval.as_secs_f64(),
+            interval_s: c.interval.map_or(0.0, |t| t.as_secs_f64()),
+            log_size_bytes: c
+                .log_limit
+                .map_or(0, |l| l * crate::ftl::config::CHECKPOINT_LOG_ENTRY),
+            by_log_size: c.by_log,
+            log_entries: self.log_entries() - c.run_base,
             taken: c.taken,
             skipped: c.skipped,
             units_written: c.pages,

@@ -15,9 +15,10 @@
 //! Without a `[controller]` section the stages are the fixed-service-time
 //! skeleton of `[firmware]` (zero by default).
 
+use crate::config::config_frequency;
 use crate::config::ConfigProblem;
 use crate::engine::FifoServer;
-use crate::units::{parse_frequency, parse_op_rate, parse_power, Time};
+use crate::units::{parse_op_rate, parse_power, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -34,6 +35,23 @@ pub const STAGES: [&str; 6] = [
 const ISSUE: usize = 4;
 /// Off-critical-path software work.
 pub const BACKGROUND: [&str; 3] = ["gc", "cache_evict", "block_alloc"];
+
+/// Largest cycle count of one operation accepted (`controller.costs.*.cycles`,
+/// `controller.host_controller_cycles`): a second at 1 GHz, 1000 s at the
+/// slowest accepted clock.
+pub const MAX_OP_CYCLES: u64 = 1_000_000_000;
+/// Largest memory accesses of one operation accepted (`controller.costs.*.mem_accesses`).
+pub const MAX_OP_MEM_ACCESSES: u64 = 1_000_000;
+/// Longest memory access of a core accepted (`memory_latency`): with at most
+/// [`MAX_OP_MEM_ACCESSES`] of them an operation stays under 1000 s.
+pub const MAX_MEMORY_LATENCY: Time = Time::ms(1);
+/// Most cores in a group, or instances of an accelerator.
+pub const MAX_SERVERS: u32 = 1024;
+/// Highest accelerator throughput accepted, operations per second (one
+/// every picosecond, the simulator's time step).
+pub const MAX_OP_RATE: f64 = 1e12;
+/// Lowest accelerator throughput accepted, operations per second.
+pub const MIN_OP_RATE: f64 = 1.0;
 
 /// Software cost of one operation of a stage.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
@@ -333,7 +351,7 @@ impl ControllerFile {
                 false
             }
         };
-        let hc_clock = match self.host_controller_clock.as_deref().map(parse_frequency) {
+        let hc_clock = match self.host_controller_clock.as_deref().map(config_frequency) {
             None => None,
             Some(Ok(f)) => Some(f),
             Some(Err(e)) => {
@@ -349,6 +367,16 @@ impl ControllerFile {
                 out,
                 "controller.host_controller_clock",
                 "required when host_controller_cycles > 0",
+            );
+        }
+        if self.host_controller_cycles > MAX_OP_CYCLES {
+            problem(
+                out,
+                "controller.host_controller_cycles",
+                format!(
+                    "{} is above the largest accepted ({MAX_OP_CYCLES} cycles per command)",
+                    self.host_controller_cycles
+                ),
             );
         }
         let host_controller_time = hc_clock.map_or(Time::ZERO, |f| {
@@ -381,7 +409,7 @@ impl ControllerFile {
         let mut specs = builtin_specs();
         for (name, f) in &self.core_specs {
             let k = format!("controller.core_specs.{name}");
-            let clock_hz = parse_frequency(&f.clock).unwrap_or_else(|e| {
+            let clock_hz = config_frequency(&f.clock).unwrap_or_else(|e| {
                 problem(out, &format!("{k}.clock"), e.0);
                 1.0
             });
@@ -390,6 +418,16 @@ impl ControllerFile {
                     problem(out, &format!("{k}.memory_latency"), e.0);
                     Time::ZERO
                 });
+            if memory_latency > MAX_MEMORY_LATENCY {
+                problem(
+                    out,
+                    &format!("{k}.memory_latency"),
+                    format!(
+                        "{} is longer than the longest accepted ({MAX_MEMORY_LATENCY} per memory access)",
+                        f.memory_latency
+                    ),
+                );
+            }
             let spec = CoreSpec {
                 name: name.clone(),
                 clock_hz,
@@ -409,6 +447,18 @@ impl ControllerFile {
         let mut costs = [OpCost::default(); 6];
         let mut background = [OpCost::default(); 3];
         for (name, c) in &self.costs {
+            for (field, v, max) in [
+                ("cycles", c.cycles, MAX_OP_CYCLES),
+                ("mem_accesses", c.mem_accesses, MAX_OP_MEM_ACCESSES),
+            ] {
+                if v > max {
+                    problem(
+                        out,
+                        &format!("controller.costs.{name}.{field}"),
+                        format!("{v} is above the largest accepted ({max} per operation)"),
+                    );
+                }
+            }
             if let Some(i) = STAGES.iter().position(|s| s == name) {
                 costs[i] = *c;
             } else if let Some(i) = BACKGROUND.iter().position(|s| s == name) {
@@ -436,6 +486,16 @@ impl ControllerFile {
             };
             if g.count == 0 {
                 problem(out, &format!("{k}.count"), "must be at least 1");
+            }
+            if g.count > MAX_SERVERS {
+                problem(
+                    out,
+                    &format!("{k}.count"),
+                    format!(
+                        "{} is above the largest accepted ({MAX_SERVERS} cores in a group)",
+                        g.count
+                    ),
+                );
             }
             let mut stages = Vec::new();
             let mut ftl = false;
@@ -502,11 +562,32 @@ impl ControllerFile {
             if a.instances == 0 {
                 problem(out, &format!("{k}.instances"), "must be at least 1");
             }
+            if a.instances > MAX_SERVERS {
+                problem(
+                    out,
+                    &format!("{k}.instances"),
+                    format!(
+                        "{} is above the largest accepted ({MAX_SERVERS} instances)",
+                        a.instances
+                    ),
+                );
+            }
             let latency = crate::config::config_time(&a.latency).unwrap_or_else(|e| {
                 problem(out, &format!("{k}.latency"), e.0);
                 Time::ZERO
             });
             let interval = match parse_op_rate(&a.throughput) {
+                Ok(r) if !(MIN_OP_RATE..=MAX_OP_RATE).contains(&r) => {
+                    problem(
+                        out,
+                        &format!("{k}.throughput"),
+                        format!(
+                            "'{}' is not an accepted rate (1op/s to 1000Gop/s per instance)",
+                            a.throughput
+                        ),
+                    );
+                    Time::ZERO
+                }
                 Ok(r) => Time::from_secs_f64(1.0 / r),
                 Err(e) => {
                     problem(out, &format!("{k}.throughput"), e.0);

@@ -126,6 +126,12 @@ pub struct Ftl {
     /// checkpoint record) and how many there are (0: no L-log).
     vbase: u32,
     vpages: u32,
+    /// Metadata page id of the directory's first page (after the validity
+    /// pages); its levels follow, level 1 (locating translation pages) first.
+    dbase: u32,
+    /// Directory pages stored on flash per level, level 1 first (empty:
+    /// the whole directory in DRAM).
+    dlevels: Vec<u32>,
     /// Validity updates are noted (an L-log, from the measured run on).
     vtrack: bool,
     /// Validity pages updated since the drive last took them.
@@ -186,23 +192,36 @@ impl Ftl {
         // A checkpoint record's units follow the translation pages in the
         // L2P (written, relocated and read like them).
         let crec = cfg.checkpoint_record_units(tpages as u64, blocks as u64) as u32;
-        // The L-log's validity pages follow the record.
+        // The L-log's validity pages follow the record, and the directory's
+        // pages (level 1 first) follow them.
         let vpages = cfg.validity_pages(geo.total_slots()) as u32;
+        let dlevels: Vec<u32> = cfg
+            .directory_levels(tpages as u64)
+            .iter()
+            .map(|&n| n as u32)
+            .collect();
+        let dpages: u32 = dlevels.iter().sum();
         let mut f = Ftl {
             l2p: Table::new(
-                logical_units as usize + tpages as usize + crec as usize + vpages as usize,
+                logical_units as usize
+                    + tpages as usize
+                    + crec as usize
+                    + vpages as usize
+                    + dpages as usize,
             ),
+            dbase: tpages + crec + vpages,
+            dlevels,
             crec,
             vbase: tpages + crec,
             vpages,
             vtrack: false,
             vtouched: Vec::new(),
-            map_block: if tpages + vpages > 0 {
+            map_block: if tpages + vpages + dpages > 0 {
                 vec![false; blocks]
             } else {
                 Vec::new()
             },
-            ckpt_dirty: if cfg.checkpoint_interval.is_some() && cfg.mapping_cache.is_none() {
+            ckpt_dirty: if cfg.checkpoints() && cfg.mapping_cache.is_none() {
                 vec![0; (tpages as usize).div_ceil(64)]
             } else {
                 Vec::new()
@@ -218,8 +237,8 @@ impl Ftl {
                 let spb = geo.slots_per_block.max(1) as u64;
                 let units = geo.units.max(1) as u64;
                 let data = logical_units.div_ceil(units).div_ceil(spb);
-                let map = if tpages + vpages > 0 {
-                    ((tpages + crec + vpages) as u64)
+                let map = if tpages + vpages + dpages > 0 {
+                    ((tpages + crec + vpages + dpages) as u64)
                         .div_ceil(units)
                         .div_ceil(spb)
                         + 1

@@ -149,6 +149,8 @@ pub struct Snapshot {
     pub ftl: FtlStats,
     /// Mapping-cache counters (cached mapping only).
     pub map: ftl::mapcache::MapStats,
+    /// Directory-cache counters (directory on flash only).
+    pub dir: ftl::mapcache::MapStats,
     /// L-log counters (with `ftl.validity_log` only).
     pub validity: validity::ValidityCounters,
     /// Flash reads, programs, erases, suspends.
@@ -307,6 +309,9 @@ pub struct Drive {
     /// The cached mapping table's resident translation pages (`None`: the
     /// whole mapping is in DRAM).
     pub mcache: Option<ftl::mapcache::MapCache>,
+    /// The mapping directory's pages cached in DRAM (`ftl.directory_cache`;
+    /// `None`: the whole directory in DRAM), indexed by directory page.
+    pub dcache: Option<ftl::mapcache::MapCache>,
     /// Translation pages waiting to be programmed (dirty evictions and GC
     /// relocations), in order.
     map_queue: VecDeque<u32>,
@@ -419,10 +424,12 @@ impl Drive {
             hold_erase: !dev.cache.power_loss_protection
                 && !matches!(dev.backend, Backend::RamDisk { .. }),
             recovery: None,
-            ckpt: dev
-                .ftl
-                .checkpoint_interval
-                .map(checkpoint::Checkpoints::new),
+            ckpt: dev.ftl.checkpoints().then(|| {
+                checkpoint::Checkpoints::new(
+                    dev.ftl.checkpoint_interval,
+                    dev.ftl.checkpoint_log_size.map(|b| b.0),
+                )
+            }),
             gc_early_erases: 0,
             wait_buffer: VecDeque::new(),
             scratch_groups: Vec::new(),
@@ -441,6 +448,7 @@ impl Drive {
             dma_wakeup: false,
             worn_out_raised: false,
             mcache: None,
+            dcache: None,
             map_queue: VecDeque::new(),
             map_cursor: 0,
             translated: Vec::new(),
@@ -454,6 +462,16 @@ impl Drive {
             d.mcache = Some(
                 ftl::mapcache::MapCache::new(pages, cap).with_fifo(d.dev.ftl.mapping_cache_fifo),
             );
+        }
+        if let Some(bytes) = d.dev.ftl.directory_cache {
+            let pages = d.ftl.directory_pages();
+            if pages > 0 {
+                let cap = (bytes.0 / unit_bytes).min(u32::MAX as u64) as u32;
+                d.dcache = Some(
+                    ftl::mapcache::MapCache::new(pages, cap)
+                        .with_fifo(d.dev.ftl.mapping_cache_fifo),
+                );
+            }
         }
         // The L-log follows validity changes from the run on.
         d.ftl.track_validity();
@@ -816,6 +834,7 @@ impl Drive {
             at: now,
             ftl: self.ftl.stats.clone(),
             map: self.mcache.as_ref().map(|m| m.stats).unwrap_or_default(),
+            dir: self.dcache.as_ref().map(|m| m.stats).unwrap_or_default(),
             validity: self.validity_counters(),
             flash: [f.reads, f.programs, f.erases, f.suspends],
             channel_busy: self.flash.channel_busy(),

@@ -149,8 +149,12 @@ impl Drive {
     pub(super) fn load_translation(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
         match self.ftl.translation_location(t) {
             Mapping::Flash(p) => {
-                self.fw.issue_flash_command(now);
-                self.read_unit(now, p, (TAG_MAPREAD << TAG_SHIFT) | t as u64, eq);
+                // Its location is in a directory page (with the directory
+                // on flash): that page first, if it is not in DRAM.
+                if self.directory_wait(now, t, eq) {
+                    return;
+                }
+                self.read_metadata(now, p, t, eq);
             }
             Mapping::Unmapped | Mapping::InBuffer => {
                 let waiters = self.translation_in(t, false);
@@ -159,11 +163,20 @@ impl Drive {
         }
     }
 
+    /// Read metadata page `t` from `p` (its location known).
+    fn read_metadata(&mut self, now: Time, p: Ppa, t: u32, eq: &mut EventQueue<Event>) {
+        self.fw.issue_flash_command(now);
+        self.read_unit(now, p, (TAG_MAPREAD << TAG_SHIFT) | t as u64, eq);
+    }
+
     /// Translation page `t` is in DRAM: returns the commands that waited
     /// for it. A dirty page it evicted joins the write queue.
     pub(super) fn translation_in(&mut self, t: u32, from_flash: bool) -> Vec<u32> {
         if self.ftl.is_validity_page(t) {
             return self.validity_in(t, from_flash);
+        }
+        if self.ftl.is_directory_page(t) {
+            return self.directory_in(t, from_flash);
         }
         let Some(mc) = self.mcache.as_mut() else {
             return Vec::new();
@@ -191,15 +204,42 @@ impl Drive {
             now,
             self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
         );
+        self.metadata_arrived(now, t, true, eq, fabric);
+        self.try_flush(now, eq);
+    }
+
+    /// Metadata page `t` is in DRAM (`from_flash`: read; else it was found
+    /// waiting to be written, or never written): let what waited for it go.
+    fn metadata_arrived(
+        &mut self,
+        now: Time,
+        t: u32,
+        from_flash: bool,
+        eq: &mut EventQueue<Event>,
+        fabric: &mut Fabric,
+    ) {
         if self.ftl.is_validity_page(t) {
             // Waiting for it: GC jobs (by unit).
-            for unit in self.translation_in(t, true) {
+            for unit in self.translation_in(t, from_flash) {
                 self.validity_for_gc(now, unit, eq);
             }
-            self.try_flush(now, eq);
             return;
         }
-        for cmd in self.translation_in(t, true) {
+        if self.ftl.is_directory_page(t) {
+            // Waiting for it: pages of the level below, whose locations it
+            // holds: read each now (or, if it has since come into DRAM to
+            // be written, it is in).
+            for child in self.translation_in(t, from_flash) {
+                match self.ftl.translation_location(child) {
+                    Mapping::Flash(p) => self.read_metadata(now, p, child, eq),
+                    Mapping::Unmapped | Mapping::InBuffer => {
+                        self.metadata_arrived(now, child, false, eq, fabric)
+                    }
+                }
+            }
+            return;
+        }
+        for cmd in self.translation_in(t, from_flash) {
             if self.cmds[cmd as usize].op == Op::Write {
                 // A read-modify-write waited for its old data's location.
                 self.rmw_translated(now, cmd, t, eq, fabric);
@@ -211,7 +251,6 @@ impl Drive {
                 self.process(now, cmd, eq, fabric);
             }
         }
-        self.try_flush(now, eq);
     }
 
     /// Program whole units of waiting translation pages, each on the next
@@ -252,6 +291,10 @@ impl Drive {
             if let Some(t) = self.map_queue.pop_front() {
                 self.ftl.commit_translation(t, Ppa(first.0 + i));
                 n += 1;
+                // Its location changed: so did its directory page.
+                if self.dcache.is_some() {
+                    self.directory_update(now, t, eq);
+                }
             }
         }
         let owner = self.checkpoint_program_issued(n);
@@ -275,6 +318,67 @@ impl Drive {
         self.flash
             .submit(now, tx, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
         self.maybe_gc(now, u, 0, eq);
+    }
+
+    /// Metadata page `t` is about to be read from flash: with the directory
+    /// on flash, its location is in a directory page. True if that page is
+    /// not in DRAM: it is being loaded and `t` is read when it arrives.
+    fn directory_wait(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) -> bool {
+        if self.dcache.is_none() {
+            return false;
+        }
+        let Some(p) = self.ftl.directory_parent(t) else {
+            return false;
+        };
+        let i = self.ftl.directory_index(p);
+        let Some(dc) = self.dcache.as_mut() else {
+            return false;
+        };
+        if dc.access(i, false) == Access::Load {
+            self.load_translation(now, p, eq);
+        }
+        let Some(dc) = self.dcache.as_mut() else {
+            return false;
+        };
+        if dc.is_resident(i) {
+            return false;
+        }
+        if !dc.is_waiting(i, t) {
+            dc.wait(i, t);
+        }
+        true
+    }
+
+    /// Metadata page `t` was written to a new place: the directory page
+    /// holding its location becomes dirty (loaded first when absent; the
+    /// root, in DRAM, needs nothing).
+    fn directory_update(&mut self, now: Time, t: u32, eq: &mut EventQueue<Event>) {
+        let Some(p) = self.ftl.directory_parent(t) else {
+            return;
+        };
+        let i = self.ftl.directory_index(p);
+        if let Some(dc) = self.dcache.as_mut() {
+            if dc.access(i, true) == Access::Load {
+                self.load_translation(now, p, eq);
+            }
+        }
+    }
+
+    /// Directory page `t` is in DRAM: returns the pages that waited for it.
+    /// A dirty page it evicted joins the write queue.
+    fn directory_in(&mut self, t: u32, from_flash: bool) -> Vec<u32> {
+        let i = self.ftl.directory_index(t);
+        let Some(dc) = self.dcache.as_mut() else {
+            return Vec::new();
+        };
+        let (waiters, evicted) = dc.loaded(i, from_flash);
+        if let Some(v) = evicted {
+            let v = self.ftl.directory_page(v);
+            if self.ftl.translation_to_buffer(v) {
+                self.map_queue.push_back(v);
+            }
+        }
+        waiters
     }
 
     /// The `mapping` section of the report since `base` (cached mapping only).
@@ -307,6 +411,30 @@ impl Drive {
             } else {
                 map as f64 / host as f64
             },
+            directory: self.dcache.as_ref().map(|dc| {
+                let (d, db) = (&dc.stats, &base.dir);
+                let lookups = (d.hits + d.misses) - (db.hits + db.misses);
+                let hits = d.hits - db.hits;
+                crate::report::DirectoryCache {
+                    cache_bytes: self.dev.ftl.directory_cache.map_or(0, |c| c.0),
+                    cached_pages: dc.capacity() as u64,
+                    levels: self
+                        .ftl
+                        .directory_levels()
+                        .iter()
+                        .map(|&n| n as u64)
+                        .collect(),
+                    lookups,
+                    hits,
+                    hit_ratio: if lookups == 0 {
+                        1.0
+                    } else {
+                        hits as f64 / lookups as f64
+                    },
+                    reads: d.loads - db.loads,
+                    writes: f.directory_slots - fb.directory_slots,
+                }
+            }),
         })
     }
 }

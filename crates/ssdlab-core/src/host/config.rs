@@ -6,8 +6,8 @@
 //! page-cache model (docs/models/page-cache.md): without `memory` a
 //! buffered job is refused.
 
-use crate::config::{zero_time, Collector};
-use crate::units::{parse_frequency, Bandwidth, Bytes, Time};
+use crate::config::{config_frequency, zero_time, Collector};
+use crate::units::{Bandwidth, Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 fn d_share() -> String {
@@ -46,6 +46,13 @@ fn d_zero_bytes() -> String {
 fn d_throttle() -> String {
     "proportional".into()
 }
+
+/// Largest `host.cores` accepted (each core is a modelled CPU).
+pub const MAX_HOST_CORES: u32 = 4096;
+/// Largest `host.page_cycles` accepted.
+pub const MAX_PAGE_CYCLES: u32 = 10_000_000;
+/// Largest `host.writeback_depth` accepted.
+pub const MAX_WRITEBACK_DEPTH: u32 = 65536;
 
 /// `[host]`: the host driver's per-I/O software cost, and the CPU and
 /// memory buffered I/O uses.
@@ -208,17 +215,10 @@ impl HostFile {
         let share = c.pct("host.page_cache_share", &self.page_cache_share);
         let dirty = c.pct("host.dirty_ratio", &self.dirty_ratio);
         let dirty_bg = c.pct("host.dirty_background_ratio", &self.dirty_background_ratio);
-        let clock_hz = match parse_frequency(&self.clock) {
-            Ok(f) if f > 0.0 => f,
-            Ok(_) => {
-                c.push("host.clock", "must be above zero");
-                1.0
-            }
-            Err(e) => {
-                c.push("host.clock", e.0);
-                1.0
-            }
-        };
+        let clock_hz = config_frequency(&self.clock).unwrap_or_else(|e| {
+            c.push("host.clock", e.0);
+            1.0
+        });
         let readahead = c.bytes("host.readahead", &self.readahead);
         let max_request = c.bytes("host.max_request", &self.max_request);
         if max_request.0 < 4096 && !self.max_request.trim().is_empty() {
@@ -245,6 +245,24 @@ impl HostFile {
         if self.writeback_depth == 0 {
             c.push("host.writeback_depth", "must be at least 1");
         }
+        c.at_most(
+            "host.writeback_depth",
+            self.writeback_depth as u64,
+            MAX_WRITEBACK_DEPTH as u64,
+            "requests in flight per drive; an NVMe queue holds at most 65536",
+        );
+        c.at_most(
+            "host.cores",
+            self.cores as u64,
+            MAX_HOST_CORES as u64,
+            "host CPU cores; 0 gives each job thread a core of its own",
+        );
+        c.at_most(
+            "host.page_cycles",
+            self.page_cycles as u64,
+            MAX_PAGE_CYCLES as u64,
+            "CPU cycles per 4 KiB page: 10 ms at 1 GHz",
+        );
         let dirty_expire = c.time("host.dirty_expire", &self.dirty_expire);
         let interval = c.time(
             "host.dirty_writeback_interval",

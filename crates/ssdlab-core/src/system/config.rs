@@ -273,6 +273,9 @@ pub struct EndpointConfig {
     pub link: PcieConfig,
 }
 
+/// Most ports of a root complex or a switch.
+pub const MAX_PORTS: u32 = 256;
+
 struct Problems(Vec<ConfigProblem>);
 
 impl Problems {
@@ -290,6 +293,16 @@ impl Problems {
     fn lanes(&mut self, key: &str, l: u32) {
         if let Some(m) = crate::config::pcie_lanes_problem(l) {
             self.push(key, m);
+        }
+    }
+    /// A port count: PCIe bus numbers are 8 bits, so a hierarchy has at
+    /// most [`MAX_PORTS`] buses, a port each.
+    fn ports(&mut self, key: &str, n: u32) {
+        if n > MAX_PORTS {
+            self.push(
+                key,
+                format!("{n} is above the largest accepted ({MAX_PORTS}: a PCIe hierarchy has at most 256 buses)"),
+            );
         }
     }
     fn tlp_size(&mut self, key: &str, v: &str, what: &str) -> Bytes {
@@ -338,13 +351,18 @@ impl SystemFile {
         if let Ok(f) = toml::Value::Table(c.table.clone()).try_into::<SystemFile>() {
             return Ok(f);
         }
-        let t = toml::to_string(&c.table).map_err(|e| ConfigError {
-            source: source.into(),
-            problems: vec![ConfigProblem {
-                key: "(toml)".into(),
-                message: e.to_string(),
-            }],
-        })?;
+        // A merged chain is written out to be read with lines (errors).
+        let t = if c.layers.len() == 1 {
+            String::new()
+        } else {
+            toml::to_string(&c.table).map_err(|e| ConfigError {
+                source: source.into(),
+                problems: vec![ConfigProblem {
+                    key: "(toml)".into(),
+                    message: e.to_string(),
+                }],
+            })?
+        };
         let text = if c.layers.len() == 1 { text } else { &t };
         toml::from_str::<SystemFile>(text).map_err(|e| {
             let line = e.span().map(|s| compose::line_at(text, s.start));
@@ -396,6 +414,7 @@ impl SystemFile {
         if r.ports == 0 {
             p.push("root_complex.ports", "must be at least 1");
         }
+        p.ports("root_complex.ports", r.ports);
         let mps = p.tlp_size(
             "root_complex.max_payload",
             &r.max_payload,
@@ -481,6 +500,7 @@ impl SystemFile {
             if s.ports == 0 {
                 p.push(k("ports"), "must be at least 1");
             }
+            p.ports(&k("ports"), s.ports);
             let latency = p.time(&k("latency"), &s.latency);
             let power_w = parse_power(&s.power).unwrap_or_else(|e| {
                 p.push(k("power"), e.0);

@@ -438,7 +438,7 @@ impl System {
             self.start_queue(q, Time::ZERO)?;
         }
         for d in &mut self.drives {
-            d.arm_checkpoint(Time::ZERO, &mut self.q);
+            d.start_checkpoints(Time::ZERO, &mut self.q);
         }
         if self.host.ramp_end > Time::ZERO {
             self.q.at(self.host.ramp_end, Event::RampEnd);
@@ -594,7 +594,9 @@ impl System {
                     d.mark_ramp(now, &self.fabric);
                 }
             }
-            Event::Checkpoint { d } => self.drives[d as usize].checkpoint(now, &mut self.q),
+            Event::Checkpoint { d, by_log } => {
+                self.drives[d as usize].checkpoint(now, by_log, &mut self.q)
+            }
             Event::PowerLoss => {
                 let n = self.host.in_flight_per_drive(self.drives.len());
                 for (d, k) in self.drives.iter_mut().zip(n) {

@@ -17,6 +17,11 @@ pub struct BackendFile {
     pub capacity: Option<String>,
 }
 
+/// Largest RAM disk accepted (14 TiB): its logical space is laid out as
+/// one plane of 1 MiB blocks (see [`ramdisk_nand`]), at most
+/// `nand::MAX_BLOCKS_PER_PLANE` of them and 32-bit mapping slots.
+pub const MAX_RAMDISK: u64 = 14 << 40;
+
 /// Storage behind the controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Backend {
@@ -40,9 +45,22 @@ pub(crate) fn resolve(file: Option<&BackendFile>, c: &mut Collector) -> Backend 
             Backend::Flash
         }
         Some("ramdisk") => match file.and_then(|b| b.capacity.as_deref()) {
-            Some(cap) => Backend::RamDisk {
-                capacity: c.bytes("backend.capacity", cap),
-            },
+            Some(cap) => {
+                let capacity = c.bytes("backend.capacity", cap);
+                if capacity.0 > MAX_RAMDISK {
+                    c.push(
+                        "backend.capacity",
+                        format!(
+                            "{capacity} is larger than the largest RAM disk accepted ({})",
+                            Bytes(MAX_RAMDISK)
+                        ),
+                    );
+                }
+                // (Clamped: the refused size is not laid out as well.)
+                Backend::RamDisk {
+                    capacity: Bytes(capacity.0.min(MAX_RAMDISK)),
+                }
+            }
             None => {
                 c.push(
                     "backend.capacity",

@@ -2,8 +2,12 @@
 //! [`FtlConfig`] resolved, and its checks.
 
 use crate::config::{d_str, Collector};
+use crate::device::nand::config::{MAX_BLOCKS_PER_PLANE, MAX_ENDURANCE};
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
+
+/// Largest `ftl.gc_d_choices` accepted.
+pub const MAX_GC_D_CHOICES: u32 = 1024;
 
 /// `[ftl]`: mapping, allocation and garbage collection.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -88,6 +92,13 @@ pub struct FtlFile {
     /// the blocks written since (seed 001's C-log).
     #[serde(default = "d_none")]
     pub checkpoint_interval: String,
+    /// Also checkpoint when the mapping log since the last checkpoint
+    /// began reaches this size (`"64MiB"`; default `"none"`): 8 B per
+    /// mapping update (a unit programmed by the host or moved by GC, a unit
+    /// trimmed), so recovery never replays more than this (seed 001's
+    /// C-log with a log-size trigger).
+    #[serde(default = "d_none")]
+    pub checkpoint_log_size: String,
     /// Mapping scheme: `page` (default: page-level mapping with GC),
     /// `block` (block-level: a unit's fixed place in its block; rewriting a
     /// written place copies the block), `bast` or `fast` (hybrid log-block
@@ -114,6 +125,16 @@ pub struct FtlFile {
     /// `"lru"` (default) or `"fifo"`.
     #[serde(default = "d_lru")]
     pub validity_log_policy: String,
+    /// DRAM for the mapping directory's pages (seed 001's M-logs of
+    /// M-logs): `"all"` (default: the directory of translation-page
+    /// locations is held whole in DRAM, never written) or a size: the
+    /// directory is itself stored in pages on flash, level above level
+    /// (each page holds the locations of `mapping_unit / 4 B` pages of the
+    /// level below) until one page, the root, holds the top; that many
+    /// bytes of those pages are cached (the mapping cache's policy). Needs
+    /// a cached mapping (`ftl.mapping_cache`).
+    #[serde(default = "d_mapping_cache")]
+    pub directory_cache: String,
 }
 fn d_lru() -> String {
     d_str("lru")
@@ -194,11 +215,13 @@ impl Default for FtlFile {
             retire_at_endurance: true,
             spare_blocks: d_zero_pct(),
             checkpoint_interval: d_none(),
+            checkpoint_log_size: d_none(),
             mapping: d_page(),
             log_blocks: 0,
             validity_log: d_none(),
             mapping_cache_policy: d_lru(),
             validity_log_policy: d_lru(),
+            directory_cache: d_mapping_cache(),
         }
     }
 }
@@ -321,6 +344,9 @@ pub struct FtlConfig {
     pub spare_blocks: f64,
     /// Mapping checkpoints (C-log) this often, if at all.
     pub checkpoint_interval: Option<Time>,
+    /// Mapping checkpoints (C-log) also when this many bytes of mapping
+    /// log (8 B per update) have accumulated, if at all.
+    pub checkpoint_log_size: Option<Bytes>,
     /// Mapping scheme.
     pub mapping: MappingScheme,
     /// Log blocks per parallel unit (hybrid mapping).
@@ -332,6 +358,17 @@ pub struct FtlConfig {
     pub mapping_cache_fifo: bool,
     /// The validity log's cache evicts in load order (FIFO), not LRU.
     pub validity_log_fifo: bool,
+    /// Directory pages on flash, this many bytes of them cached (None: the
+    /// whole directory in DRAM).
+    pub directory_cache: Option<Bytes>,
+}
+
+/// Bytes of one mapping-log entry (an LPN and its new location, 4 B each).
+pub const CHECKPOINT_LOG_ENTRY: u64 = 8;
+
+/// Does the file set a checkpoint interval (which key a refusal names)?
+fn ff_has_interval(f: &FtlFile) -> bool {
+    f.checkpoint_interval.trim() != "none"
 }
 
 impl FtlConfig {
@@ -343,7 +380,12 @@ impl FtlConfig {
     /// Does the mapping live on flash in translation pages (a cached
     /// mapping, or checkpoints of a mapping held whole in DRAM)?
     pub fn keeps_translation_pages(&self) -> bool {
-        self.mapping_cache.is_some() || self.checkpoint_interval.is_some()
+        self.mapping_cache.is_some() || self.checkpoints()
+    }
+
+    /// Are mapping checkpoints taken (by interval, log size or both)?
+    pub fn checkpoints(&self) -> bool {
+        self.checkpoint_interval.is_some() || self.checkpoint_log_size.is_some()
     }
 
     /// Are there metadata pages on flash (translation pages, checkpoint
@@ -365,10 +407,28 @@ impl FtlConfig {
     /// translation pages (4 B each) and the table of `blocks` blocks
     /// (state, valid count and erase count: 8 B each). 0 without checkpoints.
     pub fn checkpoint_record_units(&self, tpages: u64, blocks: u64) -> u64 {
-        if self.checkpoint_interval.is_none() {
+        if !self.checkpoints() {
             return 0;
         }
         (tpages * 4 + blocks * 8).div_ceil(self.mapping_unit.0.max(1))
+    }
+
+    /// Pages of the mapping directory stored on flash, per level from the
+    /// one above the `tpages` translation pages up to, not including, the
+    /// root (one page, in DRAM); empty with the directory whole in DRAM
+    /// (`directory_cache = "all"`) or when one page holds it.
+    pub fn directory_levels(&self, tpages: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        if self.directory_cache.is_none() {
+            return out;
+        }
+        let per = (self.mapping_unit.0 / 4).max(2);
+        let mut n = tpages.div_ceil(per);
+        while n > 1 {
+            out.push(n);
+            n = n.div_ceil(per);
+        }
+        out
     }
 
     /// L2P entries per translation page (one mapping unit of 4-byte entries).
@@ -431,6 +491,25 @@ impl FtlFile {
             }
         };
         c.positive("ftl.gc_d_choices", ff.gc_d_choices);
+        c.at_most(
+            "ftl.gc_d_choices",
+            ff.gc_d_choices as u64,
+            MAX_GC_D_CHOICES as u64,
+            "candidates sampled per victim choice",
+        );
+        // Free-block counts: none can pass the blocks of a plane (nor, added
+        // together, overflow).
+        for (k, v) in [
+            ("ftl.gc_threshold", ff.gc_threshold),
+            ("ftl.gc_background_margin", ff.gc_background_margin),
+        ] {
+            c.at_most(
+                k,
+                v as u64,
+                MAX_BLOCKS_PER_PLANE as u64,
+                "free blocks per parallel unit; nand.blocks_per_plane is at most that",
+            );
+        }
         if ff.gc_hard_threshold < 1 {
             c.push(
                 "ftl.gc_hard_threshold",
@@ -489,6 +568,12 @@ impl FtlFile {
             }
         };
         c.positive("ftl.static_wl_threshold", ff.static_wl_threshold);
+        c.at_most(
+            "ftl.static_wl_threshold",
+            ff.static_wl_threshold as u64,
+            MAX_ENDURANCE as u64,
+            "an erase-count spread; nand.endurance is at most that",
+        );
         let checkpoint_interval = match ff.checkpoint_interval.trim() {
             "none" => None,
             v => {
@@ -502,7 +587,23 @@ impl FtlFile {
                 Some(t)
             }
         };
-        let mapping = self.resolve_mapping(&mapping_cache, &checkpoint_interval, wear_leveling, c);
+        let checkpoint_log_size = match ff.checkpoint_log_size.trim() {
+            "none" => None,
+            v => {
+                let b = c.bytes("ftl.checkpoint_log_size", v);
+                if !c.has("ftl.checkpoint_log_size") && b.0 < CHECKPOINT_LOG_ENTRY {
+                    c.push(
+                        "ftl.checkpoint_log_size",
+                        format!(
+                            "{v}: expected a size of at least one {CHECKPOINT_LOG_ENTRY} B log entry (\"64MiB\"), or \"none\""
+                        ),
+                    );
+                }
+                Some(b)
+            }
+        };
+        let checkpoints = checkpoint_interval.is_some() || checkpoint_log_size.is_some();
+        let mapping = self.resolve_mapping(&mapping_cache, checkpoints, wear_leveling, c);
         let validity_log = match ff.validity_log.trim() {
             "none" => None,
             v => {
@@ -537,14 +638,36 @@ impl FtlFile {
             }
         };
         let mapping_cache_fifo = fifo(c, "ftl.mapping_cache_policy", &ff.mapping_cache_policy);
+        let directory_cache = match ff.directory_cache.trim() {
+            "all" => None,
+            v => {
+                let b = c.bytes("ftl.directory_cache", v);
+                if !c.has("ftl.directory_cache") {
+                    if mapping_cache.is_none() {
+                        c.push(
+                            "ftl.directory_cache",
+                            "the mapping directory is stored on flash only with a cached mapping: set ftl.mapping_cache too, or use \"all\"",
+                        );
+                    } else if mapping_unit.0 > 0 && b.0 < mapping_unit.0 {
+                        c.push(
+                            "ftl.directory_cache",
+                            format!("{b} is smaller than one directory page ({mapping_unit}); give at least {mapping_unit}, or \"all\""),
+                        );
+                    }
+                }
+                Some(b)
+            }
+        };
         let validity_log_fifo = fifo(c, "ftl.validity_log_policy", &ff.validity_log_policy);
         FtlConfig {
+            directory_cache,
             mapping_cache_fifo,
             validity_log_fifo,
             validity_log,
             mapping,
             log_blocks: ff.log_blocks,
             checkpoint_interval,
+            checkpoint_log_size,
             wear_leveling,
             static_wl_threshold: ff.static_wl_threshold,
             retire_at_endurance: ff.retire_at_endurance,
@@ -585,7 +708,7 @@ impl FtlFile {
     fn resolve_mapping(
         &self,
         mapping_cache: &Option<Bytes>,
-        checkpoint_interval: &Option<Time>,
+        checkpoints: bool,
         wear_leveling: WearLeveling,
         c: &mut Collector,
     ) -> MappingScheme {
@@ -630,8 +753,13 @@ impl FtlFile {
             if mapping_cache.is_some() {
                 not_yet(c, "ftl.mapping_cache", "a cached mapping table");
             }
-            if checkpoint_interval.is_some() {
-                not_yet(c, "ftl.checkpoint_interval", "mapping checkpoints");
+            if checkpoints {
+                let key = if ff_has_interval(self) {
+                    "ftl.checkpoint_interval"
+                } else {
+                    "ftl.checkpoint_log_size"
+                };
+                not_yet(c, key, "mapping checkpoints");
             }
             if wear_leveling == WearLeveling::Static {
                 not_yet(c, "ftl.wear_leveling", "static wear levelling");

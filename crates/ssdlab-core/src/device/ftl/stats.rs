@@ -45,6 +45,9 @@ pub struct FtlStats {
     pub validity_slots: u64,
     /// Translation pages relocated by GC.
     pub map_pages_moved: u64,
+    /// Of `map_slots`: directory pages (the M-log's own log) programmed,
+    /// GC moves included.
+    pub directory_slots: u64,
     /// Of `map_slots`: units checkpoints queued for programming (their
     /// translation pages and records).
     pub checkpoint_slots: u64,

@@ -20,6 +20,58 @@ impl Ftl {
         self.tpe
     }
 
+    /// Pages of the mapping directory stored on flash, all levels (0: the
+    /// directory is held whole in DRAM).
+    pub fn directory_pages(&self) -> u32 {
+        self.dlevels.iter().sum()
+    }
+
+    /// Directory pages per level stored on flash, level 1 (locating the
+    /// translation pages) first; the root above them is in DRAM.
+    pub fn directory_levels(&self) -> &[u32] {
+        &self.dlevels
+    }
+
+    /// Is metadata page `t` a directory page?
+    #[inline]
+    pub fn is_directory_page(&self, t: u32) -> bool {
+        t >= self.dbase && t - self.dbase < self.directory_pages()
+    }
+
+    /// Directory page `t`'s index among the directory's pages.
+    #[inline]
+    pub fn directory_index(&self, t: u32) -> u32 {
+        t - self.dbase
+    }
+
+    /// Metadata page id of the directory page with index `i`.
+    #[inline]
+    pub fn directory_page(&self, i: u32) -> u32 {
+        self.dbase + i
+    }
+
+    /// The directory page holding metadata page `t`'s location: a level-1
+    /// page for a translation page, the level above for a directory page;
+    /// `None` when the root (in DRAM) holds it, or `t` is neither.
+    pub fn directory_parent(&self, t: u32) -> Option<u32> {
+        if self.dlevels.is_empty() {
+            return None;
+        }
+        let per = self.tpe;
+        if t < self.tpages {
+            return Some(self.dbase + t / per);
+        }
+        let mut first = self.dbase;
+        for (k, &n) in self.dlevels.iter().enumerate() {
+            if t >= first && t < first + n {
+                let j = t - first;
+                return (k + 1 < self.dlevels.len()).then_some(first + n + j / per);
+            }
+            first += n;
+        }
+        None
+    }
+
     /// The translation page holding `lpn`'s entry.
     #[inline]
     pub fn translation_page_of(&self, lpn: u32) -> u32 {
@@ -93,6 +145,8 @@ impl Ftl {
     pub fn commit_translation(&mut self, t: u32, ppa: Ppa) {
         if self.is_validity_page(t) {
             self.stats.validity_slots += 1;
+        } else if self.is_directory_page(t) {
+            self.stats.directory_slots += 1;
         }
         self.commit(Lpn(self.lpns as u32 + t), ppa);
     }
@@ -109,6 +163,15 @@ impl Ftl {
             }
         }
         self.write_validity_pages();
+        // Then the directory, level by level (each points at the level below).
+        for i in 0..self.directory_pages() {
+            let t = self.dbase + i;
+            if self.translation_to_buffer(t) {
+                let n = self.stripe.len();
+                let u = self.stripe[(t / self.geo.slots_per_program) as usize % n];
+                self.stage_translation_functional(u, t);
+            }
+        }
         self.flush_translation_leftovers();
     }
 

@@ -190,6 +190,11 @@ pub const MAX_PLANES: u32 = 16;
 pub const MAX_BLOCKS_PER_PLANE: u32 = 1 << 24;
 /// Largest pages per block accepted.
 pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+/// Largest rated endurance accepted (program/erase cycles per block; SLC
+/// is rated at 10^5).
+pub const MAX_ENDURANCE: u32 = 10_000_000;
+/// Widest channel bus accepted, bits (ONFI and Toggle buses are 8 or 16).
+pub const MAX_BUS_WIDTH_BITS: u32 = 64;
 
 impl NandConfig {
     /// Dies per channel.
@@ -330,11 +335,25 @@ impl NandFile {
         }
         let bus_bandwidth = match (&nf.bus_rate, nf.bus_width_bits, &nf.bus_bandwidth) {
             (Some(r), Some(w), None) => {
-                if w == 0 || w % 8 != 0 {
-                    c.push("nand.bus_width_bits", "must be a positive multiple of 8");
+                if w == 0 || w % 8 != 0 || w > MAX_BUS_WIDTH_BITS {
+                    c.push(
+                        "nand.bus_width_bits",
+                        format!("{w}: expected a multiple of 8 from 8 to {MAX_BUS_WIDTH_BITS}"),
+                    );
                 }
                 match parse_transfer_rate(r) {
-                    Ok(t) => Bandwidth(t * (w as f64 / 8.0).max(1.0)),
+                    Ok(t) => {
+                        let b = t * (w as f64 / 8.0).max(1.0);
+                        if b > crate::config::MAX_CONFIG_BANDWIDTH {
+                            c.push(
+                                "nand.bus_rate",
+                                format!("'{r}' over {w} bits is above the highest accepted rate (10 TB/s)"),
+                            );
+                            Bandwidth(1.0)
+                        } else {
+                            Bandwidth(b)
+                        }
+                    }
                     Err(e) => {
                         c.push("nand.bus_rate", e.0);
                         Bandwidth(1.0)
@@ -429,6 +448,13 @@ impl NandFile {
                 Some(0) => {
                     c.push("nand.endurance", "must be at least 1 program/erase cycle");
                     1
+                }
+                Some(e) if e > MAX_ENDURANCE => {
+                    c.push(
+                        "nand.endurance",
+                        format!("{e} is above the largest accepted ({MAX_ENDURANCE} program/erase cycles)"),
+                    );
+                    MAX_ENDURANCE
                 }
                 Some(e) => e,
                 // Typical rated endurance by cell type (assumptions, see

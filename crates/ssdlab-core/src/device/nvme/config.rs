@@ -108,6 +108,12 @@ impl NvmeFile {
             }
         };
         c.positive("nvme.max_queues", n.max_queues);
+        c.at_most(
+            "nvme.max_queues",
+            n.max_queues as u64,
+            65535,
+            "NVMe I/O queue identifiers are 1 to 65535",
+        );
         if n.max_queue_depth < 2 || n.max_queue_depth > 65536 {
             c.push(
                 "nvme.max_queue_depth",
@@ -115,6 +121,12 @@ impl NvmeFile {
             );
         }
         c.positive("nvme.arbitration_burst", n.arbitration_burst);
+        c.at_most(
+            "nvme.arbitration_burst",
+            n.arbitration_burst as u64,
+            65536,
+            "commands fetched per turn; an NVMe queue holds at most 65536",
+        );
         for (i, w) in n.wrr_weights.iter().enumerate() {
             if *w == 0 || *w > 256 {
                 c.push(&format!("nvme.wrr_weights[{i}]"), "must be 1 to 256");
