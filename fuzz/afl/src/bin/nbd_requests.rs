@@ -7,19 +7,29 @@
 //! (past the end, or `offset + len` overflowing) must be refused as invalid,
 //! never an I/O error, a shutdown, a panic or a hang. In the sequential mode
 //! every read must return what the requests before it wrote (trimmed and
-//! zeroed ranges read as zeros). The server must stop cleanly with a report.
+//! zeroed ranges read as zeros). Servers are kept across inputs (see
+//! [`Pool`]) and must stop cleanly with a report.
 //!
 //! Input: one byte of set-up (bit 0: fill-preconditioned rather than fresh;
 //! bits 1-2: NVMe queue pairs 1-4; bits 3-4: largest command 4 KiB, 8 KiB,
 //! 64 KiB or 1 MiB; bit 5: two client threads at once, no data check), then
 //! records of 12 bytes: op, connection, offset (4 bytes), length (2 bytes),
-//! length in 64 KiB steps, pattern, flags (bit 0: FUA; bit 1: the offset's
+//! length in 64 KiB steps (0-7), pattern, flags (bit 0: FUA; bit 1: the offset's
 //! high 32 bits are all ones; bit 2: may trim).
 use ssdlab_core::serve::{ServeError, ServeSpec, Server};
 use std::collections::HashMap;
 
-/// The test drive: SLC, 4 channels x 2 dies, 107 MB (tests/data).
-const DEVICE: &str = include_str!("../../../../tests/data/small-slc.toml");
+/// The test drive: SLC, 4 channels x 2 dies, 107 MB (tests/data), with
+/// array times of a few microseconds, so that serving in real time (each
+/// request released at its simulated completion) costs little wall time
+/// per input: the target is about the request paths, not the timing.
+fn device_text() -> String {
+    include_str!("../../../../tests/data/small-slc.toml")
+        .replace("t_read = [\"25us\"]", "t_read = [\"2us\"]")
+        .replace("t_prog = [\"200us\"]", "t_prog = [\"4us\"]")
+        .replace("t_erase = \"2ms\"", "t_erase = \"20us\"")
+        .replace("bus_bandwidth = \"400MB/s\"", "bus_bandwidth = \"4GB/s\"")
+}
 const PAGE: u64 = 4096;
 const MAX_REQUESTS: usize = 48;
 
@@ -63,7 +73,8 @@ fn decode(data: &[u8], capacity: u64) -> Vec<Req> {
             } else {
                 raw % (capacity + 2 * PAGE)
             };
-            let len = u16::from_le_bytes([r[6], r[7]]) as u64 + (r[8] as u64 % 32) * 65_536;
+            // Up to 64 KiB, sometimes up to 512 KiB (several commands).
+            let len = u16::from_le_bytes([r[6], r[7]]) as u64 + (r[8] as u64 % 8) * 65_536;
             Req {
                 op,
                 conn: r[1] as u32 % 4,
@@ -182,29 +193,64 @@ fn serve(server: &Server, req: &Req, shadow: Option<&mut Shadow>) -> bool {
     }
 }
 
+/// A server per set-up (preconditioning, queue pairs, largest command),
+/// started on first use and kept across inputs (starting one per input
+/// would spend nearly all the time on start-up); every input begins by
+/// trimming the whole export, so it reads as zeros, and every 256th input
+/// on a server stops it (checking its report) to start afresh.
+struct Pool {
+    device: ssdlab_core::config::Device,
+    servers: HashMap<u8, (Server, u32)>,
+}
+
+impl Pool {
+    fn server(&mut self, setup: u8) -> &mut (Server, u32) {
+        let key = setup & 0x1f;
+        self.servers.entry(key).or_insert_with(|| {
+            let mut spec = ServeSpec::new(self.device.clone());
+            spec.precondition = if key & 1 != 0 {
+                ssdlab_core::Precondition::Fill
+            } else {
+                ssdlab_core::Precondition::Fresh
+            };
+            spec.queues = 1 + ((key >> 1) & 3) as u32;
+            spec.max_transfer = [4096, 8192, 65_536, 1 << 20][((key >> 3) & 3) as usize];
+            spec.warn = false;
+            // One name per set-up (the fork server runs one target process
+            // at a time): at most 32 sparse files are left behind.
+            let path = std::env::temp_dir().join(format!("ssdlab-afl-nbd-{key}.img"));
+            let _ = std::fs::remove_file(&path);
+            spec.backing = Some(path);
+            (Server::start(spec).expect("the server starts"), 0)
+        })
+    }
+}
+
 fn main() {
-    let (_, device) =
-        ssdlab_core::compose::load(DEVICE, "small-slc.toml", &[]).expect("the test drive resolves");
+    let (_, device) = ssdlab_core::compose::load(&device_text(), "small-slc.toml", &[])
+        .expect("the test drive resolves");
+    let mut pool = Pool {
+        device,
+        servers: HashMap::new(),
+    };
     afl::fuzz!(|data: &[u8]| {
         let Some((&setup, rest)) = data.split_first() else {
             return;
         };
-        let mut spec = ServeSpec::new(device.clone());
-        spec.precondition = if setup & 1 != 0 {
-            ssdlab_core::Precondition::Fill
-        } else {
-            ssdlab_core::Precondition::Fresh
-        };
-        spec.queues = 1 + ((setup >> 1) & 3) as u32;
-        spec.max_transfer = [4096, 8192, 65_536, 1 << 20][((setup >> 3) & 3) as usize];
-        spec.warn = false;
-        let server = Server::start(spec).expect("the server starts");
-        let reqs = decode(rest, server.capacity());
+        let (server, uses) = pool.server(setup);
+        *uses += 1;
+        let capacity = server.capacity();
+        let before = server.stats().total_requests;
+        server
+            .trim(0, 0, capacity, false)
+            .expect("trimming the whole export is served");
+        let reqs = decode(rest, capacity);
         let served = if setup & 32 != 0 {
             // Two clients at once (NBD multi-conn): no data check, the
             // order between them is the scheduler's.
             let (a, b) = reqs.split_at(reqs.len() / 2);
-            let count = |rs: &[Req]| rs.iter().filter(|r| serve(&server, r, None)).count();
+            let server = &*server;
+            let count = |rs: &[Req]| rs.iter().filter(|r| serve(server, r, None)).count();
             std::thread::scope(|s| {
                 let other = s.spawn(|| count(a));
                 count(b) + other.join().expect("the second client ends")
@@ -212,13 +258,22 @@ fn main() {
         } else {
             let mut shadow = Shadow::default();
             reqs.iter()
-                .filter(|r| serve(&server, r, Some(&mut shadow)))
+                .filter(|r| serve(server, r, Some(&mut shadow)))
                 .count()
         };
-        let (report, _) = server.stop().expect("the server stops with a report");
         assert_eq!(
-            report.total_requests, served as u64,
-            "the report counts the requests served"
+            server.stats().total_requests - before,
+            served as u64 + 1,
+            "the statistics count the requests served"
         );
+        if *uses >= 256 {
+            let key = setup & 0x1f;
+            if let Some((server, _)) = pool.servers.remove(&key) {
+                let backing = server.backing();
+                let (report, _) = server.stop().expect("the server stops with a report");
+                assert!(report.total_requests >= 256, "{}", report.total_requests);
+                let _ = std::fs::remove_file(backing.trim_start_matches("file "));
+            }
+        }
     });
 }
