@@ -7,7 +7,7 @@
 # Targets (fuzz/afl/src/bin/): device_file, fio_jobs, trace_parsers,
 # system_file, csd_inputs, overrides (--set lines on a preset), simulate
 # (device file + fio job -> a short run), nbd_requests (NBD requests served
-# in real time by a simulated drive).
+# by a simulated drive, on the simulated clock or in real time).
 # Seed corpora come from the shipped presets, tests/data and small samples
 # written here; findings land in fuzz/afl/out/TARGET/default/crashes and
 # hangs (kept out of git). The script prints executions, paths and crashes

@@ -52,6 +52,7 @@ class LiveServer:
         seed: int = ...,
         queues: int = ...,
         max_transfer: str = ...,
+        clock: str = ...,
         lookahead: str = ...,
         spin: str = ...,
         late_threshold: str = ...,

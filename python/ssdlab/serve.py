@@ -77,7 +77,10 @@ class LiveDrive:
     ``device``: a preset name, :class:`~ssdlab.Device` or :class:`~ssdlab.System`
     (then ``drive`` names the served drive). ``backing``: the sparse file
     holding the data (kept; default: a temporary file). The other keywords are
-    ``ssdlab serve``'s options (times and sizes as strings with units).
+    ``ssdlab serve``'s options (times and sizes as strings with units);
+    ``clock="simulated"`` releases each request as soon as it is simulated
+    (simulated time then advances only with the requests) instead of in real
+    time.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class LiveDrive:
         seed: int = 42,
         queues: int = 8,
         max_transfer: str = "1MiB",
+        clock: str = "wall",
         lookahead: str = "20us",
         spin: str = "20us",
         late_threshold: str = "20us",
@@ -106,6 +110,7 @@ class LiveDrive:
             seed=seed,
             queues=queues,
             max_transfer=max_transfer,
+            clock=clock,
             lookahead=lookahead,
             spin=spin,
             late_threshold=late_threshold,

@@ -61,12 +61,34 @@ def test_threads_are_connections_and_every_write_reads_back(small_toml):
     assert d.report["simulated"]["write"]["ios"] == 200
 
 
+def test_simulated_clock_releases_at_simulated_completion_and_repeats(small_toml):
+    def stream() -> list:
+        with LiveDrive(small_toml, precondition="fresh", clock="simulated") as d:
+            out = []
+            for i in range(200):
+                off = (i * 7919 % 1000) * 4096
+                if i % 3:
+                    d.write(off, bytes([i % 251]) * 8192)
+                else:
+                    d.read(off, 4096)
+                s = d.last
+                assert s is not None and s.served_us == s.simulated_us > 0
+                out.append(s.simulated_us)
+            # The last write (i = 199) reads back.
+            assert d.read(199 * 7919 % 1000 * 4096, 8192) == bytes([199]) * 8192
+        assert d.report["clock"] == "simulated" and d.report["late"] == 0
+        return out
+
+    assert stream() == stream()
+
+
 def test_bad_arguments_and_use_after_stop(small_toml):
     for kw, msg in [
         (dict(queues=0), "queues: expected a whole number from 1 to 65535"),
         (dict(precondition="warm"), "precondition: expected fresh, fill or steady"),
         (dict(lookahead="5s"), "lookahead: expected a time of at most 1s"),
         (dict(spin="10"), "spin:"),
+        (dict(clock="fast"), "clock: expected wall or simulated"),
         (dict(max_transfer="1000B"), "max_transfer: 1000 B must be a whole number"),
         (dict(drive="nvme1"), "drive: picks a drive of a system"),
     ]:

@@ -52,6 +52,9 @@ pub struct ServeArgs {
     /// Largest NVMe command (larger requests are split), e.g. 1MiB.
     #[arg(long, value_name = "SIZE", default_value = "1MiB")]
     max_transfer: String,
+    /// What paces serving: wall (requests released in real time) or simulated (released as soon as simulated; simulated time advances only with the requests).
+    #[arg(long, value_name = "CLOCK", default_value = "wall")]
+    clock: String,
     /// How far the simulation may run ahead of the wall clock (arrivals inside it are placed late and counted).
     #[arg(long, value_name = "TIME", default_value = "20us")]
     lookahead: String,
@@ -169,6 +172,7 @@ pub fn run(a: ServeArgs) -> Result<ExitCode, String> {
     p("seed", &a.seed.to_string());
     p("queues", &a.queues.to_string());
     p("max_transfer", &a.max_transfer);
+    p("clock", &a.clock);
     p("lookahead", &a.lookahead);
     p("spin", &a.spin);
     p("late_threshold", &a.late_threshold);

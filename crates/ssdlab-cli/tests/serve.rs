@@ -243,6 +243,8 @@ fn fio_nbd_engine_verifies_crc32c_over_several_connections() {
     assert!(kind(&r, "write")["requests"].as_u64().unwrap() >= 4096);
 }
 
+/// nbdcopy in and out on the simulated clock (each request released as soon
+/// as it is simulated): the data round trips and the report says so.
 #[test]
 fn nbdcopy_in_and_out_over_tcp_on_loopback() {
     if !ready(&["nbdkit", "nbdcopy"]) {
@@ -264,10 +266,35 @@ fn nbdcopy_in_and_out_over_tcp_on_loopback() {
         inp = d.s("in.bin"),
         out = d.s("out.bin")
     );
-    let (code, out, err) = serve(&["--listen", &listen, "--run", &cmd]);
+    let rep = d.join("report.json");
+    let (code, out, err) = serve(&[
+        "--listen",
+        &listen,
+        "--clock",
+        "simulated",
+        "--report",
+        &d.s("report.json"),
+        "--run",
+        &cmd,
+    ]);
     assert_eq!(code, 0, "{out}\n{err}");
-    let back = std::fs::read(d.join("out.bin")).unwrap();
-    assert!(back.len() > data.len());
+    let r = report(&rep);
+    assert_eq!(r["clock"], "simulated", "{r}");
+    assert_eq!(r["lag"]["max_us"], 0.0, "{r}");
+    let w = kind(&r, "write");
+    assert_eq!(w["served"]["mean_us"], w["simulated"]["mean_us"], "{r}");
+    // The copy is the whole (sparse) export: read only its head.
+    let out_len = std::fs::metadata(d.join("out.bin")).unwrap().len();
+    assert!(out_len > data.len() as u64 + (1 << 20), "{out_len}");
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open(d.join("out.bin")).unwrap(),
+            data.len() as u64 + (1 << 20),
+        ),
+        &mut back,
+    )
+    .unwrap();
     assert!(back[..data.len()] == data[..], "the copied data differs");
     assert!(back[data.len()..data.len() + (1 << 20)]
         .iter()
@@ -374,6 +401,10 @@ fn bad_options_are_named() {
         (
             &["--max-transfer", "1000B"],
             "--max-transfer: 1000 B must be a whole number",
+        ),
+        (
+            &["--clock", "fast"],
+            "--clock: expected wall or simulated, got 'fast'",
         ),
         (
             &["--lookahead", "2s"],

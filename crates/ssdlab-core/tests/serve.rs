@@ -5,7 +5,7 @@
 
 use ssdlab_core::compose;
 use ssdlab_core::config::Device;
-use ssdlab_core::serve::{ServeError, ServeSpec, Server};
+use ssdlab_core::serve::{ServeClock, ServeError, ServeSpec, Server};
 use ssdlab_core::units::Time;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{simulate_quiet, RunSpec};
@@ -157,6 +157,84 @@ fn qd1_reads_take_the_batch_simulations_latency() {
     assert_eq!(rep.total_requests, n);
 }
 
+/// A fixed stream of requests (4 KiB random reads and writes, some FUA,
+/// some 256 KiB, a flush and a trim every so often) served by one client;
+/// the simulated latency of each.
+fn simulated_stream(s: &Server, n: u64) -> Vec<Time> {
+    let cap = s.capacity();
+    let mut x: u64 = 777;
+    let mut lat = Vec::new();
+    let mut buf = vec![0u8; 256 << 10];
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let len = if x & 0xf0 == 0 { 256 << 10 } else { 4096 };
+        let off = (x >> 13) % ((cap - len) / 4096) * 4096;
+        let r = match i % 16 {
+            7 => s.flush(0),
+            11 => s.trim(0, off, len, false),
+            k if k % 2 == 0 => s.read(0, off, &mut buf[..len as usize]),
+            k => s.write(0, off, &buf[..len as usize], k == 3),
+        }
+        .unwrap();
+        assert_eq!(r.served, r.simulated, "{r:?}");
+        lat.push(r.simulated);
+    }
+    lat
+}
+
+/// On the simulated clock a request is released as soon as it is
+/// simulated: one client's stream gets the same simulated latencies on
+/// every run (no wall-clock arrival in them), nothing is late, and QD1
+/// reads take the batch simulation's latency as on the wall clock.
+#[test]
+fn the_simulated_clock_repeats_exactly_and_keeps_the_drives_timing() {
+    let dir = tempdir::Dir::new("simclock");
+    let mut runs = Vec::new();
+    for k in 0..2 {
+        let s = server(&dir, |sp| {
+            sp.clock = ServeClock::Simulated;
+            sp.backing = Some(dir.path().join(format!("drive{k}.img")));
+        });
+        let lat = simulated_stream(&s, 3000);
+        let (rep, sim) = s.stop().unwrap();
+        assert_eq!(rep.total_requests, 3000);
+        assert_eq!(rep.late, 0);
+        assert!(sim.write.ios > 0 && sim.read.ios > 0);
+        runs.push(lat);
+    }
+    assert_eq!(runs[0], runs[1], "the same stream, the same latencies");
+    // Writes keep the drive busy after they complete (buffer flushes): the
+    // times are not all equal.
+    assert!(runs[0].iter().any(|&t| t != runs[0][0]));
+
+    let s = server(&dir, |sp| sp.clock = ServeClock::Simulated);
+    let cap = s.capacity();
+    let mut buf = vec![0u8; 4096];
+    let mut x: u64 = 12345;
+    let n = 2000;
+    let mut sum = Time::ZERO;
+    for _ in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let off = (x >> 11) % (cap / 4096) * 4096;
+        sum += s.read(0, off, &mut buf).unwrap().simulated;
+    }
+    let served_mean = sum.as_ns_f64() / n as f64;
+    let job = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=20000\n";
+    let w = fio::parse_str(job, "qd1.fio").unwrap();
+    let batch = simulate_quiet(&RunSpec::new(small(), w, "qd1")).unwrap();
+    let batch_mean = batch.read.lat_ns.mean;
+    let rel = (served_mean - batch_mean).abs() / batch_mean;
+    assert!(
+        rel < 0.01,
+        "served simulated mean {served_mean:.0} ns vs batch {batch_mean:.0} ns"
+    );
+    s.stop().unwrap();
+}
+
 /// Several connections at once, each on its own queue pair: every write
 /// reads back, from any connection.
 #[test]
@@ -216,6 +294,10 @@ fn bad_parameters_are_refused_by_key() {
             "'lookahead': expected a time of at most 1s",
         ),
         (&[("spin", "10")], "'spin': expected a time such as 20us"),
+        (
+            &[("clock", "fast")],
+            "'clock': expected wall or simulated, got 'fast'",
+        ),
         (
             &[("max_transfer", "big")],
             "'max_transfer': expected a size",

@@ -33,7 +33,7 @@ impl LiveServer {
     /// Serve `device` (a DeviceHandle, or a SystemHandle with `drive`).
     #[new]
     #[pyo3(signature = (device, drive = None, backing = None, precondition = "fill", seed = ssdlab_core::DEFAULT_SEED,
-        queues = 8, max_transfer = "1MiB", lookahead = "20us", spin = "20us", late_threshold = "20us"))]
+        queues = 8, max_transfer = "1MiB", clock = "wall", lookahead = "20us", spin = "20us", late_threshold = "20us"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -44,6 +44,7 @@ impl LiveServer {
         seed: u64,
         queues: u32,
         max_transfer: &str,
+        clock: &str,
         lookahead: &str,
         spin: &str,
         late_threshold: &str,
@@ -72,6 +73,7 @@ impl LiveServer {
             ("seed", seed.to_string()),
             ("queues", queues.to_string()),
             ("max_transfer", max_transfer.to_string()),
+            ("clock", clock.to_string()),
             ("lookahead", lookahead.to_string()),
             ("spin", spin.to_string()),
             ("late_threshold", late_threshold.to_string()),

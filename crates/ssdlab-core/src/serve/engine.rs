@@ -2,7 +2,7 @@
 //! simulated time in step with the wall clock, and answers each request with
 //! its simulated completion time.
 
-use super::{Msg, Request};
+use super::{Msg, Request, ServeClock};
 use crate::report::Report;
 use crate::system::{SimError, System};
 use crate::units::Time;
@@ -22,6 +22,8 @@ pub(super) struct EngineCfg {
     /// Simulated time zero.
     pub(super) start: Instant,
     pub(super) lookahead: Time,
+    /// What paces serving.
+    pub(super) clock: ServeClock,
     /// The drive's mapping unit, bytes.
     pub(super) unit: u64,
     /// Largest read or write command, bytes (a multiple of `unit`).
@@ -43,7 +45,9 @@ struct Pending {
     left: u32,
     /// A flush follows the write (FUA).
     then_flush: bool,
-    reply: mpsc::SyncSender<Result<Time, String>>,
+    reply: mpsc::SyncSender<Result<(Time, Time), String>>,
+    /// Simulated arrival.
+    arrival: Time,
 }
 
 /// Simulated time now: wall time since `start`.
@@ -70,10 +74,16 @@ pub(super) fn run(
     rx: mpsc::Receiver<Msg>,
     cfg: EngineCfg,
 ) -> Result<EngineOut, SimError> {
-    tight_timer_slack();
+    let wall = cfg.clock == ServeClock::Wall;
+    if wall {
+        tight_timer_slack();
+    }
     let mut pending: HashMap<u64, Pending> = HashMap::new();
     let mut next_tag: u64 = 0;
     let mut late_arrivals = 0u64;
+    // On the simulated clock: the latest completion released (a completion
+    // can lie a driver cost past the event that reported it).
+    let mut released = Time::ZERO;
     let mut done: Vec<(u64, Time)> = Vec::new();
     let mut cmds: Vec<Io> = Vec::new();
     let mut inbox: Option<Msg> = None;
@@ -88,7 +98,14 @@ pub(super) fn run(
                 arrival,
                 reply,
             } = m;
-            let at = Time::ns(arrival.saturating_duration_since(cfg.start).as_nanos() as u64);
+            // On the wall clock a request enters at its arrival; on the
+            // simulated clock, at the present: the simulation's time, or the
+            // latest completion a client has seen if that is later.
+            let at = if wall {
+                Time::ns(arrival.saturating_duration_since(cfg.start).as_nanos() as u64)
+            } else {
+                sys.now().max(released)
+            };
             if at < sys.now() {
                 late_arrivals += 1;
             }
@@ -129,7 +146,7 @@ pub(super) fn run(
             };
             if cmds.is_empty() {
                 // Nothing to move (a zero-length request): done now.
-                let _ = reply.send(Ok(at.max(sys.now())));
+                let _ = reply.send(Ok((at, at.max(sys.now()))));
                 continue;
             }
             let tag = next_tag;
@@ -154,15 +171,26 @@ pub(super) fn run(
                     left: cmds.len() as u32,
                     then_flush,
                     reply,
+                    arrival: at,
                 },
             );
         }
         if let Some(e) = failed {
             break Err(SimError::Device(e));
         }
-        // Simulate up to now.
-        if let Err(e) = sys.advance_to(sim_now(cfg.start) + cfg.lookahead) {
-            break Err(e);
+        // Simulate up to now (on the simulated clock: to the next instant
+        // with events, while a request is in flight).
+        let until = if wall {
+            Some(sim_now(cfg.start) + cfg.lookahead)
+        } else if pending.is_empty() {
+            None
+        } else {
+            sys.next_event_time()
+        };
+        if let Some(until) = until {
+            if let Err(e) = sys.advance_to(until) {
+                break Err(e);
+            }
         }
         sys.take_live_done(&mut done);
         for (tag, end) in done.drain(..) {
@@ -186,11 +214,30 @@ pub(super) fn run(
                 continue;
             }
             if let Some(p) = pending.remove(&tag) {
-                let _ = p.reply.send(Ok(end));
+                released = released.max(end);
+                let _ = p.reply.send(Ok((p.arrival, end)));
             }
         }
         if !open && pending.is_empty() {
             break Ok(());
+        }
+        if !wall {
+            match (pending.is_empty(), sys.next_event_time()) {
+                // In flight: simulate on (new requests are taken between instants).
+                (false, Some(_)) => continue,
+                (false, None) => {
+                    break Err(SimError::Stalled(format!(
+                        "{} served requests outstanding and no events pending",
+                        pending.len()
+                    )))
+                }
+                // Idle: simulated time stands still until the next request.
+                (true, _) => match rx.recv() {
+                    Ok(m) => inbox = Some(m),
+                    Err(_) => open = false,
+                },
+            }
+            continue;
         }
         // Wait for the next event or the next request, whichever comes first.
         let now = sim_now(cfg.start);

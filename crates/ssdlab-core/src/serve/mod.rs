@@ -77,6 +77,36 @@ pub struct ServeSpec {
     pub spin: Time,
     /// Print a line on stderr at the 1st, 10th, 100th, ... late release.
     pub warn: bool,
+    /// What paces serving: the wall clock (the default) or the simulation alone.
+    pub clock: ServeClock,
+}
+
+/// What paces serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServeClock {
+    /// Simulated time is wall time since the server started; each request
+    /// enters at its wall-clock arrival and is released at its simulated
+    /// completion (the drive's real-time behaviour, as a client sees it).
+    #[default]
+    Wall,
+    /// Simulated time advances only with the requests: each one enters at the
+    /// simulation's present instant and is released as soon as it has been
+    /// simulated, however long that takes on the wall clock. For filling an
+    /// image quickly, functional tests and fuzzing; with one client the
+    /// simulated latencies are deterministic (the same requests give the
+    /// same times on any machine). Look-ahead, spin and lateness do not apply.
+    Simulated,
+}
+
+impl ServeClock {
+    /// `wall` or `simulated`.
+    pub fn parse(s: &str) -> Option<ServeClock> {
+        match s {
+            "wall" => Some(ServeClock::Wall),
+            "simulated" => Some(ServeClock::Simulated),
+            _ => None,
+        }
+    }
 }
 
 impl ServeSpec {
@@ -139,6 +169,7 @@ impl ServeSpec {
             late_threshold: Time::us(20),
             spin: Time::us(20),
             warn: true,
+            clock: ServeClock::Wall,
         }
     }
 }
@@ -214,7 +245,8 @@ impl Request {
 pub struct Served {
     /// Arrival to completion in the simulated drive.
     pub simulated: Time,
-    /// Arrival to release, wall clock (never less than `simulated`).
+    /// Arrival to release, wall clock (never less than `simulated`); with
+    /// [`ServeClock::Simulated`], equal to `simulated`.
     pub served: Time,
 }
 
@@ -251,7 +283,8 @@ enum Msg {
         q: u32,
         req: Request,
         arrival: Instant,
-        reply: mpsc::SyncSender<Result<Time, String>>,
+        /// Simulated (arrival, completion), or why the request failed.
+        reply: mpsc::SyncSender<Result<(Time, Time), String>>,
     },
 }
 
@@ -269,6 +302,7 @@ pub struct Server {
     spin: std::time::Duration,
     /// Print a line when releases fall behind.
     warn: bool,
+    clock: ServeClock,
     stats: Mutex<ServeStats>,
     name: String,
 }
@@ -334,6 +368,7 @@ impl Server {
         let cfg = engine::EngineCfg {
             start,
             lookahead: spec.lookahead,
+            clock: spec.clock,
             unit,
             max_transfer,
         };
@@ -351,6 +386,7 @@ impl Server {
             late_threshold: spec.late_threshold,
             spin: std::time::Duration::from_nanos(spec.spin.as_ns()),
             warn: spec.warn,
+            clock: spec.clock,
             stats: Mutex::new(ServeStats::default()),
             name,
         })
@@ -488,30 +524,31 @@ impl Server {
             }
             Request::Read { .. } => {}
         }
-        let end = match done.recv() {
-            Ok(Ok(end)) => end,
+        let (arrival_sim, end) = match done.recv() {
+            Ok(Ok(times)) => times,
             Ok(Err(e)) => return Err(ServeError::Io(e)),
             Err(_) => return Err(ServeError::Shutdown),
         };
         if let (Request::Read { offset, .. }, Payload::Read(buf)) = (req, &mut data) {
             io(self.store.read_shared(offset, buf))?;
         }
-        let due = self.start + std::time::Duration::from_nanos(end.as_ns());
-        engine::sleep_until(due, self.spin);
-        let released = Instant::now();
-        let arrival_sim = Time::ns(arrival.saturating_duration_since(self.start).as_nanos() as u64);
-        let served = Time::ns(released.saturating_duration_since(arrival).as_nanos() as u64);
-        let lag = Time::ns(released.saturating_duration_since(due).as_nanos() as u64);
+        let simulated = end.saturating_sub(arrival_sim);
+        let (served, lag) = match self.clock {
+            ServeClock::Wall => {
+                let due = self.start + std::time::Duration::from_nanos(end.as_ns());
+                engine::sleep_until(due, self.spin);
+                let released = Instant::now();
+                (
+                    Time::ns(released.saturating_duration_since(arrival).as_nanos() as u64),
+                    Time::ns(released.saturating_duration_since(due).as_nanos() as u64),
+                )
+            }
+            // Released once simulated: the client sees the simulated latency.
+            ServeClock::Simulated => (simulated, Time::ZERO),
+        };
         let late = lag > self.late_threshold;
         if let Ok(mut st) = self.stats.lock() {
-            st.record(
-                req.kind(),
-                len,
-                served,
-                end.saturating_sub(arrival_sim),
-                lag,
-                late,
-            );
+            st.record(req.kind(), len, served, simulated, lag, late);
             // Say so when the machine cannot keep up: at the 1st, 10th,
             // 100th, ... late release (not on every one).
             let n = st.late();
@@ -524,16 +561,24 @@ impl Server {
                 );
             }
         }
-        Ok(Served {
-            simulated: end.saturating_sub(arrival_sim),
-            served,
-        })
+        Ok(Served { simulated, served })
+    }
+
+    /// Requests served so far (cheap: [`Server::stats`] also works out
+    /// latency percentiles).
+    pub fn total_requests(&self) -> u64 {
+        self.stats.lock().map(|s| s.requests()).unwrap_or(0)
     }
 
     /// The statistics so far.
     pub fn stats(&self) -> ServeReport {
         let st = self.stats.lock().map(|s| s.report()).unwrap_or_default();
         ServeReport {
+            clock: match self.clock {
+                ServeClock::Wall => "wall",
+                ServeClock::Simulated => "simulated",
+            }
+            .into(),
             wall_s: self.start.elapsed().as_secs_f64(),
             resident_bytes: self.store.resident_bytes(),
             ..st

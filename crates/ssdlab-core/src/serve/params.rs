@@ -1,7 +1,7 @@
 //! A [`ServeSpec`] from `key=value` parameters: what `ssdlab serve` passes
 //! to the NBD plugin (and what a user may pass to nbdkit directly).
 
-use super::ServeSpec;
+use super::{ServeClock, ServeSpec};
 use crate::compose;
 use crate::config::Device;
 use crate::device::Precondition;
@@ -40,6 +40,10 @@ pub const KEYS: &[(&str, &str)] = &[
     (
         "max_transfer",
         "largest command (MDTS), e.g. 1MiB (default); larger requests are split",
+    ),
+    (
+        "clock",
+        "wall (default: requests released in real time) or simulated (released as soon as simulated; time advances only with the requests)",
     ),
     (
         "lookahead",
@@ -138,7 +142,7 @@ impl ServeSpec {
     }
 
     /// Set one of the keys that tune serving (`backing`, `precondition`,
-    /// `seed`, `queues`, `max_transfer`, `lookahead`, `spin`,
+    /// `seed`, `queues`, `max_transfer`, `clock`, `lookahead`, `spin`,
     /// `late_threshold`) from its text; the error names the key.
     pub fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
         let v = v.trim();
@@ -167,6 +171,7 @@ impl ServeSpec {
                     .map_err(|e| bad(&format!("a size such as 1MiB ({e})")))?
                     .0
             }
+            "clock" => self.clock = ServeClock::parse(v).ok_or_else(|| bad("wall or simulated"))?,
             "lookahead" => self.lookahead = time(v, &bad)?,
             "late_threshold" => self.late_threshold = time(v, &bad)?,
             "spin" => self.spin = time(v, &bad)?,

@@ -122,6 +122,9 @@ pub struct ServeReport {
     pub device: String,
     /// The backing file.
     pub backing: String,
+    /// What paced serving: `wall` or `simulated` (then served times are the
+    /// simulated ones and there is no lag).
+    pub clock: String,
     /// Wall time served, seconds.
     pub wall_s: f64,
     /// Requests served.
@@ -158,9 +161,10 @@ impl ServeReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "served {} requests in {:.1} s from {} ({:.1} MiB held)",
+            "served {} requests in {:.1} s ({} clock) from {} ({:.1} MiB held)",
             self.total_requests,
             self.wall_s,
+            self.clock,
             self.backing,
             self.resident_bytes as f64 / (1u64 << 20) as f64
         );

@@ -1,7 +1,9 @@
 //! A stream of NBD requests (what nbdkit hands the plugin: read, write,
 //! flush, trim, write-zeroes with their flags, offsets and lengths, from
-//! several connections) served by a simulated drive in real time
-//! (`ssdlab_core::serve::Server`, the code under `ssdlab serve`).
+//! several connections) served by a simulated drive
+//! (`ssdlab_core::serve::Server`, the code under `ssdlab serve`), on the
+//! simulated clock (each request released as soon as it is simulated) or,
+//! for a quarter of the set-ups, in real time.
 //!
 //! Every request inside the export must be served; one that is not
 //! (past the end, or `offset + len` overflowing) must be refused as invalid,
@@ -12,11 +14,12 @@
 //!
 //! Input: one byte of set-up (bit 0: fill-preconditioned rather than fresh;
 //! bits 1-2: NVMe queue pairs 1-4; bits 3-4: largest command 4 KiB, 8 KiB,
-//! 64 KiB or 1 MiB; bit 5: two client threads at once, no data check), then
+//! 64 KiB or 1 MiB; bit 5: two client threads at once, no data check;
+//! bits 6 and 7 both set: served on the wall clock), then
 //! records of 12 bytes: op, connection, offset (4 bytes), length (2 bytes),
 //! length in 64 KiB steps (0-7), pattern, flags (bit 0: FUA; bit 1: the offset's
 //! high 32 bits are all ones; bit 2: may trim).
-use ssdlab_core::serve::{ServeError, ServeSpec, Server};
+use ssdlab_core::serve::{ServeClock, ServeError, ServeSpec, Server};
 use std::collections::HashMap;
 
 /// The test drive: SLC, 4 channels x 2 dies, 107 MB (tests/data), with
@@ -88,11 +91,20 @@ fn decode(data: &[u8], capacity: u64) -> Vec<Req> {
         .collect()
 }
 
-/// The bytes a write of `req` carries.
+/// The bytes a write of `req` carries: a distinct 8-byte word at every
+/// position (so data placed at a wrong offset reads back wrong), made word
+/// by word (the fuzzer's instrumentation makes byte loops costly).
 fn payload(req: &Req) -> Vec<u8> {
-    (0..req.len)
-        .map(|i| (i as u8).wrapping_mul(31) ^ req.pattern)
-        .collect()
+    let mut out = vec![0u8; req.len.div_ceil(8) as usize * 8];
+    for (k, w) in out.chunks_exact_mut(8).enumerate() {
+        let mut z = (k as u64) ^ ((req.pattern as u64) << 40);
+        // splitmix64's finaliser.
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        w.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(req.len as usize);
+    out
 }
 
 /// What the export should hold: 4 KiB pages written so far (absent: zeros).
@@ -102,27 +114,59 @@ struct Shadow {
 }
 
 impl Shadow {
+    /// The pieces of `[offset, offset + len)` within one page each:
+    /// (page, offset in the page, offset in the range, length).
+    fn pieces(offset: u64, len: u64) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+        let end = offset + len;
+        let mut at = offset;
+        std::iter::from_fn(move || {
+            if at >= end {
+                return None;
+            }
+            let in_page = at % PAGE;
+            let n = (PAGE - in_page).min(end - at);
+            let piece = (
+                at / PAGE,
+                in_page as usize,
+                (at - offset) as usize,
+                n as usize,
+            );
+            at += n;
+            Some(piece)
+        })
+    }
+
+    /// `bytes` (or zeros) now lie at `offset`.
     fn put(&mut self, offset: u64, bytes: Option<&[u8]>, len: u64) {
-        for i in 0..len {
-            let at = offset + i;
-            let b = bytes.map_or(0, |d| d[i as usize]);
-            let page = self
-                .pages
-                .entry(at / PAGE)
-                .or_insert_with(|| Box::new([0; 4096]));
-            page[(at % PAGE) as usize] = b;
+        for (page, at, from, n) in Shadow::pieces(offset, len) {
+            match bytes {
+                None if n == PAGE as usize => {
+                    self.pages.remove(&page);
+                }
+                None => {
+                    if let Some(p) = self.pages.get_mut(&page) {
+                        p[at..at + n].fill(0);
+                    }
+                }
+                Some(d) => {
+                    let p = self
+                        .pages
+                        .entry(page)
+                        .or_insert_with(|| Box::new([0; PAGE as usize]));
+                    p[at..at + n].copy_from_slice(&d[from..from + n]);
+                }
+            }
         }
     }
 
     fn get(&self, offset: u64, len: u64) -> Vec<u8> {
-        (0..len)
-            .map(|i| {
-                let at = offset + i;
-                self.pages
-                    .get(&(at / PAGE))
-                    .map_or(0, |p| p[(at % PAGE) as usize])
-            })
-            .collect()
+        let mut out = vec![0u8; len as usize];
+        for (page, at, from, n) in Shadow::pieces(offset, len) {
+            if let Some(p) = self.pages.get(&page) {
+                out[from..from + n].copy_from_slice(&p[at..at + n]);
+            }
+        }
+        out
     }
 }
 
@@ -193,19 +237,35 @@ fn serve(server: &Server, req: &Req, shadow: Option<&mut Shadow>) -> bool {
     }
 }
 
-/// A server per set-up (preconditioning, queue pairs, largest command),
+/// A server per set-up (preconditioning, queue pairs, largest command, clock),
 /// started on first use and kept across inputs (starting one per input
 /// would spend nearly all the time on start-up); every input begins by
-/// trimming the whole export, so it reads as zeros, and every 256th input
-/// on a server stops it (checking its report) to start afresh.
+/// trimming the span the previous input on that server could have written,
+/// so the export reads as zeros (trimming all of it, 26,000 mapping units,
+/// cost more than the rest of an input), and every 256th input
+/// on a server stops it (checking its report) to start afresh. The key:
+/// set-up bits 0-4, and bit 5 for the wall clock.
 struct Pool {
     device: ssdlab_core::config::Device,
-    servers: HashMap<u8, (Server, u32)>,
+    servers: HashMap<u8, Slot>,
+}
+
+/// A server, the inputs it has served, and the byte span `[from, to)` its
+/// last input could have written.
+struct Slot {
+    server: Server,
+    uses: u32,
+    dirty: (u64, u64),
 }
 
 impl Pool {
-    fn server(&mut self, setup: u8) -> &mut (Server, u32) {
-        let key = setup & 0x1f;
+    fn key(setup: u8) -> u8 {
+        let wall = setup & 0xc0 == 0xc0;
+        (setup & 0x1f) | (u8::from(wall) << 5)
+    }
+
+    fn server(&mut self, setup: u8) -> &mut Slot {
+        let key = Pool::key(setup);
         self.servers.entry(key).or_insert_with(|| {
             let mut spec = ServeSpec::new(self.device.clone());
             spec.precondition = if key & 1 != 0 {
@@ -216,12 +276,29 @@ impl Pool {
             spec.queues = 1 + ((key >> 1) & 3) as u32;
             spec.max_transfer = [4096, 8192, 65_536, 1 << 20][((key >> 3) & 3) as usize];
             spec.warn = false;
+            spec.clock = if key & 0x20 != 0 {
+                ServeClock::Wall
+            } else {
+                ServeClock::Simulated
+            };
             // One name per set-up (the fork server runs one target process
-            // at a time): at most 32 sparse files are left behind.
-            let path = std::env::temp_dir().join(format!("ssdlab-afl-nbd-{key}.img"));
+            // at a time): at most 64 sparse files are left behind. In
+            // memory when the machine has /dev/shm: flushes and FUA writes
+            // make the file durable (fdatasync), about 1 ms each on a disk.
+            let shm = std::path::Path::new("/dev/shm");
+            let dir = if shm.is_dir() {
+                shm.to_path_buf()
+            } else {
+                std::env::temp_dir()
+            };
+            let path = dir.join(format!("ssdlab-afl-nbd-{key}.img"));
             let _ = std::fs::remove_file(&path);
             spec.backing = Some(path);
-            (Server::start(spec).expect("the server starts"), 0)
+            Slot {
+                server: Server::start(spec).expect("the server starts"),
+                uses: 0,
+                dirty: (0, 0),
+            }
         })
     }
 }
@@ -237,19 +314,28 @@ fn main() {
         let Some((&setup, rest)) = data.split_first() else {
             return;
         };
-        let (server, uses) = pool.server(setup);
-        *uses += 1;
+        let slot = pool.server(setup);
+        slot.uses += 1;
+        let server = &slot.server;
         let capacity = server.capacity();
-        let before = server.stats().total_requests;
+        let before = server.total_requests();
+        let (from, to) = slot.dirty;
         server
-            .trim(0, 0, capacity, false)
-            .expect("trimming the whole export is served");
+            .trim(0, from, to - from, false)
+            .expect("trimming what the last input wrote is served");
         let reqs = decode(rest, capacity);
+        slot.dirty = reqs
+            .iter()
+            .filter(|r| matches!(r.op, Op::Write | Op::Zero) && r.offset < capacity)
+            .map(|r| (r.offset, r.offset.saturating_add(r.len).min(capacity)))
+            .fold((capacity, 0), |(a, b), (f, t)| (a.min(f), b.max(t)));
+        if slot.dirty.0 >= slot.dirty.1 {
+            slot.dirty = (0, 0);
+        }
         let served = if setup & 32 != 0 {
             // Two clients at once (NBD multi-conn): no data check, the
             // order between them is the scheduler's.
             let (a, b) = reqs.split_at(reqs.len() / 2);
-            let server = &*server;
             let count = |rs: &[Req]| rs.iter().filter(|r| serve(server, r, None)).count();
             std::thread::scope(|s| {
                 let other = s.spawn(|| count(a));
@@ -262,13 +348,13 @@ fn main() {
                 .count()
         };
         assert_eq!(
-            server.stats().total_requests - before,
+            server.total_requests() - before,
             served as u64 + 1,
             "the statistics count the requests served"
         );
-        if *uses >= 256 {
-            let key = setup & 0x1f;
-            if let Some((server, _)) = pool.servers.remove(&key) {
+        if slot.uses >= 256 {
+            let key = Pool::key(setup);
+            if let Some(Slot { server, .. }) = pool.servers.remove(&key) {
                 let backing = server.backing();
                 let (report, _) = server.stop().expect("the server stops with a report");
                 assert!(report.total_requests >= 256, "{}", report.total_requests);
