@@ -134,6 +134,12 @@ def test_workload_errors_name_file_line_and_option(tmp_path):
     assert str(back) == str(err2)
 
 
+def test_a_too_short_sample_interval_is_refused(small, mixed):
+    for v in ("1ps", 1e-9):
+        with pytest.raises(ValueError, match="sample_interval: .*at least 1us"):
+            ssdlab.run(small, mixed, sample_interval=v)
+
+
 def test_run_result_attributes_dict_and_frames(small, mixed):
     r = ssdlab.run(small, mixed, seed=3, sample_interval="1ms")
     assert r.read.ios + r.write.ios == 20000
@@ -496,6 +502,8 @@ def test_checkpoints_are_reported_and_shorten_recovery(small):
     assert ws.user + ws.gc + ws.slc_fold + ws.mapping + ws.checkpoint + ws.merge == pytest.approx(r.waf)
     with pytest.raises(ssdlab.ConfigError, match="checkpoint_interval"):
         ssdlab.run(small.with_(ftl__checkpoint_interval="0s"), job)
+    with pytest.raises(ssdlab.ConfigError, match="at least 100us"):
+        ssdlab.run(small.with_(ftl__checkpoint_interval="1ps"), job)
 
 
 def test_hybrid_mapping_reports_its_merges(small):

@@ -450,7 +450,14 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 workload_name: name,
                 seed,
                 precondition: pre,
-                sample_interval: time_flag("--sample-interval", &sample_interval)?,
+                sample_interval: match time_flag("--sample-interval", &sample_interval)? {
+                    Some(t) => {
+                        ssdlab_core::check_sample_interval(t)
+                            .map_err(|e| format!("--sample-interval: {e}"))?;
+                        Some(t)
+                    }
+                    None => None,
+                },
                 latency_histogram: false,
                 job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
                 data_store,

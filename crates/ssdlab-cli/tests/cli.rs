@@ -592,3 +592,17 @@ fn power_loss_at_reports_the_loss_and_refuses_bad_times() {
     assert_eq!(code, 2);
     assert!(err.contains("the run ended before it"), "{err}");
 }
+
+/// A sampling period shorter than 1 us is refused by flag (a picosecond
+/// one took 10^12 sample events per simulated second: a hang).
+#[test]
+fn a_too_short_sample_interval_is_refused() {
+    for v in ["1ps", "999ns", "0s"] {
+        let (code, _, err) = ssdlab(&["run", "--sample-interval", v, "--quiet"]);
+        assert_eq!(code, 2, "{v}: {err}");
+        assert!(
+            err.contains("--sample-interval") && err.contains("at least 1us"),
+            "{v}: {err}"
+        );
+    }
+}

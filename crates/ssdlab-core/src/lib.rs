@@ -41,6 +41,22 @@ pub use workload::Workload;
 /// Default seed when none is given.
 pub const DEFAULT_SEED: u64 = 42;
 
+/// The shortest sampling interval (`--sample-interval`): one sample event
+/// per interval, so a picosecond period would take 10^12 events per
+/// simulated second.
+pub const MIN_SAMPLE_INTERVAL: units::Time = units::Time::us(1);
+
+/// A sampling interval is at least [`MIN_SAMPLE_INTERVAL`]; the error says
+/// what was given and what is allowed.
+pub fn check_sample_interval(t: units::Time) -> Result<(), String> {
+    if t < MIN_SAMPLE_INTERVAL {
+        return Err(format!(
+            "{t}: expected a time of at least 1us (one sample per interval)"
+        ));
+    }
+    Ok(())
+}
+
 /// Everything one simulation needs.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -171,9 +187,7 @@ fn run_drive(
         &spec.workload_name,
     )?;
     if let Some(iv) = spec.sample_interval {
-        if iv == units::Time::ZERO {
-            return Err(SimError::Device("sample interval must be positive".into()));
-        }
+        check_sample_interval(iv).map_err(SimError::Device)?;
         drive.sample_every(iv);
     }
     if let Some(at) = spec.power_loss_at {

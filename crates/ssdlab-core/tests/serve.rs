@@ -122,17 +122,13 @@ fn requests_beyond_the_export_are_refused_and_nothing_is_served_after_stop() {
     assert!(s.stop().is_err(), "a second stop says it was stopped");
 }
 
-/// At QD1 every request is released no earlier than its simulated
-/// completion, and the simulated latency is what the batch simulation of the
-/// same drive gives for the same access pattern (4 KiB random reads at QD1).
-#[test]
-fn qd1_reads_take_the_batch_simulations_latency() {
-    let dir = tempdir::Dir::new("qd1");
-    let s = server(&dir, |_| {});
+/// `n` 4 KiB random reads at QD1 served by `s` (each released no earlier
+/// than its simulated completion): their mean simulated latency, and the
+/// batch simulation's mean for the same pattern on the same drive (ns).
+fn qd1_means(s: &Server, n: u64) -> (f64, f64) {
     let cap = s.capacity();
     let mut buf = vec![0u8; 4096];
     let mut x: u64 = 12345;
-    let n = 2000;
     let mut sum = Time::ZERO;
     for _ in 0..n {
         x = x
@@ -143,11 +139,21 @@ fn qd1_reads_take_the_batch_simulations_latency() {
         assert!(r.served >= r.simulated - Time::ns(1), "{r:?}");
         sum += r.simulated;
     }
-    let served_mean = sum.as_ns_f64() / n as f64;
     let job = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=20000\n";
     let w = fio::parse_str(job, "qd1.fio").unwrap();
     let batch = simulate_quiet(&RunSpec::new(small(), w, "qd1")).unwrap();
-    let batch_mean = batch.read.lat_ns.mean;
+    (sum.as_ns_f64() / n as f64, batch.read.lat_ns.mean)
+}
+
+/// At QD1 every request is released no earlier than its simulated
+/// completion, and the simulated latency is what the batch simulation of the
+/// same drive gives for the same access pattern (4 KiB random reads at QD1).
+#[test]
+fn qd1_reads_take_the_batch_simulations_latency() {
+    let dir = tempdir::Dir::new("qd1");
+    let s = server(&dir, |_| {});
+    let n = 2000;
+    let (served_mean, batch_mean) = qd1_means(&s, n);
     let rel = (served_mean - batch_mean).abs() / batch_mean;
     assert!(
         rel < 0.03,
@@ -210,23 +216,7 @@ fn the_simulated_clock_repeats_exactly_and_keeps_the_drives_timing() {
     assert!(runs[0].iter().any(|&t| t != runs[0][0]));
 
     let s = server(&dir, |sp| sp.clock = ServeClock::Simulated);
-    let cap = s.capacity();
-    let mut buf = vec![0u8; 4096];
-    let mut x: u64 = 12345;
-    let n = 2000;
-    let mut sum = Time::ZERO;
-    for _ in 0..n {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let off = (x >> 11) % (cap / 4096) * 4096;
-        sum += s.read(0, off, &mut buf).unwrap().simulated;
-    }
-    let served_mean = sum.as_ns_f64() / n as f64;
-    let job = "[r]\nrw=randread\nbs=4k\niodepth=1\nnumber_ios=20000\n";
-    let w = fio::parse_str(job, "qd1.fio").unwrap();
-    let batch = simulate_quiet(&RunSpec::new(small(), w, "qd1")).unwrap();
-    let batch_mean = batch.read.lat_ns.mean;
+    let (served_mean, batch_mean) = qd1_means(&s, 2000);
     let rel = (served_mean - batch_mean).abs() / batch_mean;
     assert!(
         rel < 0.01,

@@ -645,9 +645,8 @@ fn run(
         Some(s) => {
             let t = parse_time(s)
                 .map_err(|e| PyValueError::new_err(format!("sample_interval: {}", e.0)))?;
-            if t == Time::ZERO {
-                return Err(PyValueError::new_err("sample_interval must be positive"));
-            }
+            ssdlab_core::check_sample_interval(t)
+                .map_err(|e| PyValueError::new_err(format!("sample_interval: {e}")))?;
             Some(t)
         }
     };

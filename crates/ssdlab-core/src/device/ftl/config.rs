@@ -157,6 +157,9 @@ fn d_wl() -> String {
 fn d_wl_thr() -> u32 {
     64
 }
+/// The shortest checkpoint period (`ftl.checkpoint_interval`).
+pub const MIN_CHECKPOINT_INTERVAL: Time = Time::us(100);
+
 fn d_mapping_cache() -> String {
     d_str("all")
 }
@@ -578,10 +581,14 @@ impl FtlFile {
             "none" => None,
             v => {
                 let t = c.time("ftl.checkpoint_interval", v);
-                if !c.has("ftl.checkpoint_interval") && t == Time::ZERO {
+                // A checkpoint programs at least its record (one page);
+                // a shorter period would start one per event (a picosecond
+                // period: 10^12 per simulated second, found by the
+                // structured fuzzer as a hang).
+                if !c.has("ftl.checkpoint_interval") && t < MIN_CHECKPOINT_INTERVAL {
                     c.push(
                         "ftl.checkpoint_interval",
-                        format!("{v}: expected a time above 0 (\"100ms\"), or \"none\""),
+                        format!("{v}: expected a time of at least 100us (\"100ms\"), or \"none\""),
                     );
                 }
                 Some(t)

@@ -24,10 +24,11 @@ impl Ftl {
     }
 
     /// Is metadata page `t` (a [`Ftl::as_translation_page`] index) a
-    /// validity page?
+    /// validity page? (The directory's pages follow them: found by the
+    /// swarm once it drew both, a directory page taken for a validity page.)
     #[inline]
     pub fn is_validity_page(&self, t: u32) -> bool {
-        self.vpages > 0 && t >= self.vbase
+        t >= self.vbase && t - self.vbase < self.vpages
     }
 
     /// The validity page holding slot `ppa`'s bit.
