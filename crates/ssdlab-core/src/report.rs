@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 mod mapping;
 mod waf;
-pub use mapping::{DirectoryCache, MappingCache};
+pub use mapping::{hit_ratio, DirectoryCache, MappingCache};
 pub use waf::WafSplit;
 
 /// Report schema identifier.

@@ -398,11 +398,7 @@ impl Drive {
             entries_per_page: self.ftl.entries_per_translation_page() as u64,
             lookups,
             hits,
-            hit_ratio: if lookups == 0 {
-                1.0
-            } else {
-                hits as f64 / lookups as f64
-            },
+            hit_ratio: crate::report::hit_ratio(hits, lookups),
             translation_reads: m.loads - b.loads,
             translation_writes: map,
             translation_gc_moves: f.map_pages_moved - fb.map_pages_moved,
@@ -426,11 +422,7 @@ impl Drive {
                         .collect(),
                     lookups,
                     hits,
-                    hit_ratio: if lookups == 0 {
-                        1.0
-                    } else {
-                        hits as f64 / lookups as f64
-                    },
+                    hit_ratio: crate::report::hit_ratio(hits, lookups),
                     reads: d.loads - db.loads,
                     writes: f.directory_slots - fb.directory_slots,
                 }

@@ -183,11 +183,7 @@ impl Drive {
         Some(ValidityLogReport {
             cache_bytes: lc.capacity() as u64 * self.unit_bytes,
             pages: self.ftl.validity_pages() as u64,
-            hit_ratio: if lookups == 0 {
-                1.0
-            } else {
-                (now.hits - base.hits) as f64 / lookups as f64
-            },
+            hit_ratio: crate::report::hit_ratio(now.hits - base.hits, lookups),
             loads: now.loads - base.loads,
             writebacks: now.writebacks - base.writebacks,
             gc_waits: now.gc_waits - base.gc_waits,

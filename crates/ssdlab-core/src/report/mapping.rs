@@ -59,6 +59,15 @@ pub struct DirectoryCache {
     pub writes: u64,
 }
 
+/// A cache's hit ratio: `hits / lookups`, 1 with no lookups (nothing missed).
+pub fn hit_ratio(hits: u64, lookups: u64) -> f64 {
+    if lookups == 0 {
+        1.0
+    } else {
+        hits as f64 / lookups as f64
+    }
+}
+
 impl MappingCache {
     /// The sum of two drives' figures (systems).
     pub fn add(acc: Option<MappingCache>, m: &MappingCache) -> Option<MappingCache> {
@@ -73,11 +82,7 @@ impl MappingCache {
         a.entries_per_page = m.entries_per_page;
         a.lookups += m.lookups;
         a.hits += m.hits;
-        a.hit_ratio = if a.lookups == 0 {
-            1.0
-        } else {
-            a.hits as f64 / a.lookups as f64
-        };
+        a.hit_ratio = hit_ratio(a.hits, a.lookups);
         a.translation_reads += m.translation_reads;
         a.translation_writes += m.translation_writes;
         a.translation_gc_moves += m.translation_gc_moves;
@@ -93,11 +98,7 @@ impl MappingCache {
             }
             x.lookups += d.lookups;
             x.hits += d.hits;
-            x.hit_ratio = if x.lookups == 0 {
-                1.0
-            } else {
-                x.hits as f64 / x.lookups as f64
-            };
+            x.hit_ratio = hit_ratio(x.hits, x.lookups);
             x.reads += d.reads;
             x.writes += d.writes;
         }
