@@ -285,11 +285,18 @@ fn case(seed: u64) -> Result<String, String> {
         held += has_data as u64;
         if m != Mapping::Unmapped {
             mapped += 1;
+        }
+        // A unit on flash has its entry in a translation page that is in
+        // DRAM or written. (A unit whose data waits in the write buffer
+        // needs neither: its entry is written when the program commits,
+        // and a first write still in the buffer at the end left its
+        // never-written page untouched. Seed 5995 was such a case.)
+        if let Mapping::Flash(_) = m {
             if let Some(mc) = d.mcache.as_ref() {
                 let t = d.ftl.translation_page_of(l);
                 if !mc.is_resident(t) && d.ftl.translation_location(t) == Mapping::Unmapped {
                     return Err(format!(
-                        "{summary}: unit {l} is mapped but its translation page {t} is neither in DRAM nor written (update lost)"
+                        "{summary}: unit {l} is on flash but its translation page {t} is neither in DRAM nor written (update lost)"
                     ));
                 }
             }
@@ -369,8 +376,10 @@ const WORN_OUT: &str = "worn out, invariants hold";
 /// DRAM that nothing programmed, while host writes waited for the block
 /// its erase would free: a stall. 8: with an L-log and the directory on
 /// flash, a directory page was taken for a validity page (an index past
-/// the validity cache: a panic).
-const REGRESSIONS: &[u64] = &[20052, 1187, 8];
+/// the validity cache: a panic). 5995: a false alarm of the check itself,
+/// which asked a first write still in the buffer at the end for a written
+/// translation page.
+const REGRESSIONS: &[u64] = &[20052, 1187, 8, 5995];
 
 #[test]
 fn swarm_regressions_stay_fixed() {
