@@ -3,50 +3,40 @@
 //! scheduled, so a run is bit-identical for identical inputs and seed.
 
 use crate::units::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
+/// A scheduled event and its key: time (ps) in the high 64 bits, the
+/// scheduling sequence number in the low 64 (unique, so no two keys tie).
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: u128,
     ev: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Min-heap on (time, seq).
-        o.key.cmp(&self.key)
-    }
-}
-
-/// Future-event list.
+/// Future-event list: a binary min-heap on (time, seq), hand-rolled for
+/// the hot path. `pop` moves a hole from the root to the bottom (one
+/// comparison per level, between the two children) and lifts the last
+/// entry into it from there, the bottom-up variant that std's
+/// `BinaryHeap::pop` also uses; unlike std it copies whole entries (events
+/// are `Copy`) rather than swapping them in 8-byte pieces, which made the
+/// next load of the root wait on a failed store-to-load forward (most of
+/// the event loop's own samples in a profile, docs/performance.md).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Vec<Entry<E>>,
     seq: u64,
     now: Time,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// Empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: Vec::with_capacity(1024),
             seq: 0,
             now: Time::ZERO,
         }
@@ -58,16 +48,32 @@ impl<E> EventQueue<E> {
         self.now
     }
 
-    /// Schedule `ev` at absolute time `at` (never before now).
-    #[inline]
+    /// Schedule `ev` at absolute time `at` (never before now). Always
+    /// inlined: the caller's event is built in registers rather than on the
+    /// stack (a 16-byte load of an event just stored field by field waits
+    /// on a failed store forward).
+    #[inline(always)]
     pub fn at(&mut self, at: Time, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let t = if at < self.now { self.now } else { at };
         self.seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: ((t.0 as u128) << 64) | self.seq as u128,
             ev,
-        });
+        };
+        // Sift up: move parents with larger keys down into the hole.
+        let mut pos = self.heap.len();
+        self.heap.push(e);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            let p = self.heap[parent];
+            if p.key < e.key {
+                break;
+            }
+            self.heap[pos] = p;
+            pos = parent;
+        }
+        self.heap[pos] = e;
     }
 
     /// Schedule `ev` after `delay`.
@@ -80,15 +86,47 @@ impl<E> EventQueue<E> {
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
-        self.now = Time((e.key >> 64) as u64);
-        Some((self.now, e.ev))
+        let last = self.heap.pop()?;
+        let len = self.heap.len();
+        let top = if len == 0 {
+            last
+        } else {
+            let top = self.heap[0];
+            // The hole at the root goes down to a leaf along the smaller
+            // children...
+            let mut pos = 0;
+            let mut child = 1;
+            while child + 1 < len {
+                child += (self.heap[child + 1].key < self.heap[child].key) as usize;
+                self.heap[pos] = self.heap[child];
+                pos = child;
+                child = 2 * pos + 1;
+            }
+            if child + 1 == len {
+                self.heap[pos] = self.heap[child];
+                pos = child;
+            }
+            // ...and the last entry rises from there to its place.
+            while pos > 0 {
+                let parent = (pos - 1) / 2;
+                let p = self.heap[parent];
+                if p.key < last.key {
+                    break;
+                }
+                self.heap[pos] = p;
+                pos = parent;
+            }
+            self.heap[pos] = last;
+            top
+        };
+        self.now = Time((top.key >> 64) as u64);
+        Some((self.now, top.ev))
     }
 
     /// Time of the next event, if any (without popping it).
     #[inline]
     pub fn next_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        self.heap.first().map(|e| Time((e.key >> 64) as u64))
     }
 
     /// Events pending.

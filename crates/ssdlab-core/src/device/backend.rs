@@ -69,18 +69,25 @@ impl Drive {
             {
                 return;
             }
-            let n = self.ftl.stripe().len();
+            // The next unit in striping order whose die has program room
+            // (tested first: it is the usual reason to pass a unit over),
+            // enough data for it and a block to program.
+            let n = self.stripe_dies.len();
+            let mut pos = *self.ftl.stripe_cursor() % n;
             let mut chosen = None;
-            for i in 0..n {
-                let pos = (*self.ftl.stripe_cursor() + i) % n;
-                let u = self.ftl.stripe()[pos];
-                if (force || self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp)
-                    && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
-                        < PROGRAMS_PER_DIE
-                    && self.ftl.can_allocate(u, true)
-                {
-                    chosen = Some((pos, u));
-                    break;
+            for _ in 0..n {
+                if self.flash.die_load(self.stripe_dies[pos], OpKind::Write) < PROGRAMS_PER_DIE {
+                    let u = self.ftl.stripe()[pos];
+                    if (force || self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp)
+                        && self.ftl.can_allocate(u, true)
+                    {
+                        chosen = Some((pos, u));
+                        break;
+                    }
+                }
+                pos += 1;
+                if pos == n {
+                    pos = 0;
                 }
             }
             let Some((pos, u)) = chosen else {

@@ -94,8 +94,6 @@ struct Die {
     gen: u32,
     suspended: Option<(u32, Time)>,
     busy: Time,
-    /// Transactions per kind (read, write, erase) queued, running or suspended.
-    load: [u32; 3],
 }
 
 /// A channel bus with priority arbitration: command cycles (short, they
@@ -143,6 +141,10 @@ pub struct FlashScheduler {
     txns: Vec<Txn>,
     free: Vec<u32>,
     dies: Vec<Die>,
+    /// Transactions per die and kind (read, write, erase) queued, running or
+    /// suspended: kept apart from the dies' queues so that the back end's
+    /// scan for a die with program room reads one short array.
+    loads: Vec<[u32; 3]>,
     channels: Vec<Channel>,
     /// Counters.
     pub stats: FlashStats,
@@ -184,9 +186,9 @@ impl FlashScheduler {
                     gen: 0,
                     suspended: None,
                     busy: Time::ZERO,
-                    load: [0; 3],
                 })
                 .collect(),
+            loads: vec![[0; 3]; n.total_dies() as usize],
             channels: (0..n.channels)
                 .map(|_| Channel {
                     busy_until: Time::ZERO,
@@ -217,7 +219,7 @@ impl FlashScheduler {
     /// Transactions of `kind` on a die that are queued, running or suspended.
     #[inline]
     pub fn die_load(&self, die: u32, kind: OpKind) -> usize {
-        self.dies[die as usize].load[kind_idx(kind)] as usize
+        self.loads[die as usize][kind_idx(kind)] as usize
     }
 
     /// Submit a transaction; `sched` receives (time, event) pairs to schedule.
@@ -231,7 +233,7 @@ impl FlashScheduler {
         };
         let die = t.die as usize;
         self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(id);
-        self.dies[die].load[kind_idx(t.kind)] += 1;
+        self.loads[die][kind_idx(t.kind)] += 1;
         if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
             self.try_suspend(now, t.die, sched);
         }
@@ -543,7 +545,7 @@ impl FlashScheduler {
         sched: &mut impl FnMut(Time, FlashEvent),
     ) {
         let t = self.txns[tid as usize];
-        self.dies[die as usize].load[kind_idx(t.kind)] -= 1;
+        self.loads[die as usize][kind_idx(t.kind)] -= 1;
         match t.kind {
             OpKind::Read => self.stats.reads += 1,
             OpKind::Write => {

@@ -240,6 +240,9 @@ pub struct Drive {
     flushes: VecDeque<(u32, u32)>,
     /// Program transactions the dies can still take (PROGRAMS_PER_DIE each, minus queued or running).
     program_room: u32,
+    /// The die of each position in the FTL's striping order (the back
+    /// end's scans for a unit to program test its die's load).
+    stripe_dies: Vec<u32>,
     /// Program id -> (LPNs programmed, how many of the first are GC data).
     progs: Vec<(Vec<u32>, usize)>,
     /// Program id -> its first slot and the commit sequence before it,
@@ -412,6 +415,7 @@ impl Drive {
             .map(|c| c.with_fifo(dev.ftl.validity_log_fifo)),
             vscratch: Vec::new(),
             vcount: Default::default(),
+            stripe_dies: ftl.stripe().iter().map(|&u| geo.die_of_unit(u)).collect(),
             ftl,
             geo,
             cmds: Vec::with_capacity(1024),

@@ -261,16 +261,20 @@ impl Drive {
             || (!self.map_queue.is_empty() && self.checkpoint_pending()))
             && self.program_room > 0
         {
-            let n = self.ftl.stripe().len();
+            let n = self.stripe_dies.len();
+            let mut pos = self.map_cursor % n;
             let mut chosen = None;
-            for i in 0..n {
-                let pos = (self.map_cursor + i) % n;
-                let u = self.ftl.stripe()[pos];
-                if self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write) < PROGRAMS_PER_DIE
-                    && self.ftl.can_allocate_map(u)
-                {
-                    chosen = Some((pos, u));
-                    break;
+            for _ in 0..n {
+                if self.flash.die_load(self.stripe_dies[pos], OpKind::Write) < PROGRAMS_PER_DIE {
+                    let u = self.ftl.stripe()[pos];
+                    if self.ftl.can_allocate_map(u) {
+                        chosen = Some((pos, u));
+                        break;
+                    }
+                }
+                pos += 1;
+                if pos == n {
+                    pos = 0;
                 }
             }
             let Some((pos, u)) = chosen else {
