@@ -233,6 +233,9 @@ class Recovery:
     units_saved_by_capacitors: int = 0
     capacitor_flush_s: float = 0.0
     capacitor_flush_energy_j: Optional[float] = None
+    capacitor_energy_j: Optional[float] = None
+    units_beyond_capacitors: int = 0
+    full_buffer_flush_energy_j: Optional[float] = None
     gc_victims_erased_early: int = 0
     open_blocks_closed: int = 0
     summary_pages_read: int = 0

@@ -481,6 +481,27 @@ def test_power_loss_reports_what_was_lost_and_the_recovery(small):
         ssdlab.run(small, job, power_loss_at="soon")
 
 
+def test_limited_capacitors_lose_what_their_energy_does_not_cover():
+    # The PM9A3 preset has power-loss protection and a power model: its
+    # flush at 20 ms of 4 KiB random writes needs about 5 mJ.
+    job = Job("w", rw="randwrite", bs="4k", iodepth=32, number_ios=50000)
+    dev = Device.preset("pm9a3-960g")
+    full = ssdlab.run(dev, job, precondition="fresh", power_loss_at="20ms", sample_interval=None).recovery
+    assert full.units_lost == 0 and full.units_beyond_capacitors == 0
+    assert full.capacitor_energy_j is None
+    assert full.full_buffer_flush_energy_j > full.capacitor_flush_energy_j > 0
+    r = ssdlab.run(
+        dev.with_(cache__capacitor_energy="4mJ"), job, precondition="fresh", power_loss_at="20ms", sample_interval=None
+    ).recovery
+    assert r.capacitor_energy_j == pytest.approx(0.004)
+    assert r.capacitor_flush_energy_j <= 0.004
+    assert 0 < r.units_saved_by_capacitors < full.units_saved_by_capacitors
+    assert r.units_beyond_capacitors == full.units_saved_by_capacitors - r.units_saved_by_capacitors
+    assert r.units_lost > 0 and r.units_lost == r.units_reverted + r.units_unmapped
+    with pytest.raises(ssdlab.ConfigError, match="cache.capacitor_energy"):
+        ssdlab.run(dev.with_(cache__capacitor_energy="0J"), job, precondition="fresh")
+
+
 def test_checkpoints_are_reported_and_shorten_recovery(small):
     job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
     ck = small.with_(ftl__checkpoint_interval="1ms")

@@ -486,6 +486,12 @@ impl DeviceFile {
             }
         }
         let power = self.power.as_ref().map(|pf| pf.resolve(&mut c.problems));
+        if cache.capacitor_energy.is_some() && self.power.is_none() {
+            c.push(
+                "cache.capacitor_energy",
+                "the power-loss flush's energy comes from the drive's power model: add a [power] section or remove the key",
+            );
+        }
         if self.internal_switch.is_some() && self.fpga.is_none() {
             c.push(
                 "internal_switch",

@@ -218,6 +218,21 @@ impl Lpn {
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
 pub struct Energy(pub f64);
 
+impl fmt::Display for Energy {
+    /// In the largest of J, mJ, uJ, nJ, pJ that keeps the value at least 1,
+    /// to 6 decimals with trailing zeros trimmed (`"40mJ"`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let j = self.0;
+        let (v, u) = [(1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ"), (1e-9, "nJ")]
+            .into_iter()
+            .find(|&(m, _)| j.abs() >= m)
+            .map_or((j / 1e-12, "pJ"), |(m, u)| (j / m, u));
+        let t = format!("{v:.6}");
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        write!(f, "{t}{u}")
+    }
+}
+
 /// Error from parsing a unit string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError(pub String);
@@ -456,7 +471,7 @@ macro_rules! serialize_as_display {
         }
     )*};
 }
-serialize_as_display!(Time, Bytes, Bandwidth);
+serialize_as_display!(Time, Bytes, Bandwidth, Energy);
 
 #[cfg(test)]
 mod tests {

@@ -436,3 +436,123 @@ fn a_bad_checkpoint_interval_is_refused_by_key() {
         .to_string();
     assert!(e.contains("ftl.checkpoint_interval"), "{e}");
 }
+
+/// [`common::SMALL_SLC`] with power-loss protection, `t_cmd` and a power
+/// model as in [`the_capacitor_flush_takes_its_programs_time_and_energy`],
+/// and `extra` added to `[cache]`.
+fn plp_with_power(extra: &str) -> String {
+    common::SMALL_SLC
+        .replace(
+            "write_buffer = \"256KiB\"",
+            &format!("write_buffer = \"256KiB\"\npower_loss_protection = true\n{extra}"),
+        )
+        .replace(
+            "bus_bandwidth = \"400MB/s\"",
+            "bus_bandwidth = \"400MB/s\"\nt_cmd = \"100ns\"",
+        )
+        + "[power]\nnand_program_energy = \"50uJ\"\nother_power = \"2W\"\n"
+}
+
+#[test]
+fn capacitors_without_the_energy_for_the_whole_flush_save_what_it_covers() {
+    // The flush of k units on this drive (see the test above) draws
+    // E(k) = 2 W x (10.24 us + ceil(k/4) x 200.1 us) + 50 uJ x k.
+    let e = |k: u64| 2.0 * (10.24e-6 + k.div_ceil(4) as f64 * 200.1e-6) + 50e-6 * k as f64;
+    let at = Time::from_secs_f64(0.002);
+    let full = lose_power(
+        common::device(&plp_with_power(""), "plp"),
+        RANDWRITE,
+        Precondition::Fill,
+        at,
+    );
+    let n = full.units_saved_by_capacitors;
+    assert!(n > 8, "{full:?}");
+    assert_eq!(full.units_beyond_capacitors, 0);
+    // A full 256 KiB buffer is 64 units.
+    let need = full.full_buffer_flush_energy_j.expect("a power model");
+    assert!((need - e(64)).abs() < 1e-12, "{need} J, expected {}", e(64));
+    // Enough energy: the same flush, nothing lost.
+    let budget = format!("capacitor_energy = \"{}uJ\"", (e(n) * 1e6).ceil());
+    let r = lose_power(
+        common::device(&plp_with_power(&budget), "plp-enough"),
+        RANDWRITE,
+        Precondition::Fill,
+        at,
+    );
+    assert_eq!(
+        (
+            r.units_saved_by_capacitors,
+            r.units_lost,
+            r.units_beyond_capacitors
+        ),
+        (n, 0, 0),
+        "{r:?}"
+    );
+    assert_eq!(r.capacitor_flush_energy_j, full.capacitor_flush_energy_j);
+    assert!(r.text().contains("nothing lost"), "{}", r.text());
+    // Half of it: the flush stops at the most units the energy covers.
+    let half = e(n) / 2.0;
+    let r = lose_power(
+        common::device(
+            &plp_with_power(&format!("capacitor_energy = \"{}J\"", half)),
+            "plp-half",
+        ),
+        RANDWRITE,
+        Precondition::Fill,
+        at,
+    );
+    let k = r.units_saved_by_capacitors;
+    assert!(k > 0 && k < n, "{k} of {n}: {r:?}");
+    assert!(
+        e(k) <= half && e(k + 1) > half,
+        "{k} units: {} J of {half} J",
+        e(k)
+    );
+    assert_eq!(r.units_beyond_capacitors, n - k);
+    assert_eq!(r.capacitor_energy_j, Some(half));
+    let drawn = r.capacitor_flush_energy_j.expect("a power model");
+    assert!((drawn - e(k)).abs() < 1e-12, "{drawn} J, expected {}", e(k));
+    // What the flush did not reach is lost: acknowledged host writes (no
+    // GC on a freshly filled drive), each back to its older version.
+    assert!(r.units_lost > 0 && r.units_lost <= n - k, "{r:?}");
+    assert_eq!(r.units_reverted + r.units_unmapped, r.units_lost);
+    assert_eq!(r.relocated_units_lost, 0, "{r:?}");
+    assert!(
+        r.text().contains("beyond the capacitors' energy"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn a_bad_capacitor_energy_is_refused_by_key() {
+    let refuse = |text: &str, want: &str| {
+        let e = ssdlab_core::config::DeviceFile::from_toml_str(text, "cap.toml")
+            .unwrap()
+            .resolve("cap.toml")
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.contains("cache.capacitor_energy") && e.contains(want),
+            "{e}"
+        );
+    };
+    refuse(&plp_with_power("capacitor_energy = \"0J\""), "above 0");
+    refuse(&plp_with_power("capacitor_energy = \"-5mJ\""), "");
+    refuse(
+        &plp_with_power("capacitor_energy = \"40 parsecs\""),
+        "energy",
+    );
+    // No power-loss protection: no capacitors.
+    refuse(
+        &plp_with_power("capacitor_energy = \"40mJ\"").replace(
+            "power_loss_protection = true",
+            "power_loss_protection = false",
+        ),
+        "power_loss_protection",
+    );
+    // No power model: the flush's energy is unknown.
+    let no_power = plp_with_power("capacitor_energy = \"40mJ\"");
+    let no_power = &no_power[..no_power.find("[power]").unwrap()];
+    refuse(no_power, "[power]");
+}

@@ -259,6 +259,11 @@ impl DataCache {
         self.index.contains_key(&lpn)
     }
 
+    /// Write-buffer capacity in mapping units.
+    pub fn write_buffer_units(&self) -> u64 {
+        self.wb_capacity
+    }
+
     /// Write-buffer slots free for new host data.
     pub fn space(&self) -> u64 {
         self.wb_capacity
@@ -468,6 +473,24 @@ impl DataCache {
 
     /// Is a host version of `lpn` dirty in the buffer (not yet being programmed)?
     #[inline]
+    /// What a power-loss flush programs, in the order the firmware takes
+    /// it: the GC copies staged per unit (unit by unit; a copy whose unit
+    /// has a newer dirty host version is left out, as a program would),
+    /// then the dirty host data, oldest first. Units already in a program
+    /// are not listed.
+    pub fn buffered_in_flush_order(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.gc_total as usize + self.dirty_host() as usize);
+        for q in &self.gc_stage {
+            out.extend(q.iter().copied().filter(|&l| !self.has_dirty_host(l)));
+        }
+        let mut i = self.lists[L_HOST].head;
+        while i != NIL {
+            out.push(self.entries[i as usize].lpn);
+            i = self.entries[i as usize].next;
+        }
+        out
+    }
+
     fn has_dirty_host(&self, lpn: u32) -> bool {
         !self.index.is_empty()
             && self

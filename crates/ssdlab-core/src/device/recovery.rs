@@ -19,8 +19,9 @@
 //!   schedule reaches when the reads are many).
 
 use super::Drive;
+use crate::device::ftl::Mapping;
 use crate::ftl::durability::{UnitScan, SUMMARY_BYTES_PER_SLOT};
-use crate::units::{Ppa, Time};
+use crate::units::{Lpn, Ppa, Time};
 use serde::Serialize;
 
 /// The power loss and the recovery that followed, for one drive.
@@ -55,6 +56,16 @@ pub struct RecoveryReport {
     /// channel transfers, DRAM reads, and every component's idle power over
     /// the flush, the PCIe link excluded); `None` without a `[power]` model.
     pub capacitor_flush_energy_j: Option<f64>,
+    /// Energy the capacitors held (`cache.capacitor_energy`, J); `None`:
+    /// enough for any flush.
+    pub capacitor_energy_j: Option<f64>,
+    /// Mapping units the flush needed to program but the capacitors' energy
+    /// did not cover (their acknowledged host writes are among `units_lost`).
+    pub units_beyond_capacitors: u64,
+    /// Energy a flush of a full write buffer draws (J; with a `[power]`
+    /// model and power-loss protection): what the capacitors must hold for
+    /// any power loss to lose nothing (GC copies staged beside it aside).
+    pub full_buffer_flush_energy_j: Option<f64>,
     /// GC victims erased, over the whole run, before the copies moved out
     /// of them were programmed, because their unit had no room left for
     /// the copies (a power loss in that window loses them).
@@ -103,6 +114,16 @@ impl RecoveryReport {
                     (Some(a), Some(b)) => Some(a + b),
                     (a, b) => a.or(b),
                 };
+            r.capacitor_energy_j = match (r.capacitor_energy_j, p.capacitor_energy_j) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            r.units_beyond_capacitors += p.units_beyond_capacitors;
+            r.full_buffer_flush_energy_j =
+                match (r.full_buffer_flush_energy_j, p.full_buffer_flush_energy_j) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
             r.open_blocks_closed += p.open_blocks_closed;
             r.gc_victims_erased_early += p.gc_victims_erased_early;
             r.summary_pages_read += p.summary_pages_read;
@@ -114,6 +135,18 @@ impl RecoveryReport {
         Some(r)
     }
 
+    /// What was lost, for the text report.
+    fn losses(&self) -> String {
+        format!(
+            "{} acknowledged units lost ({} bytes: {} back to an older version, {} unmapped), {} GC copies lost\n",
+            self.units_lost,
+            self.bytes_lost,
+            self.units_reverted,
+            self.units_unmapped,
+            self.relocated_units_lost
+        )
+    }
+
     /// Text lines for the report.
     pub fn text(&self) -> String {
         let mut s = format!(
@@ -121,24 +154,30 @@ impl RecoveryReport {
             self.power_loss_at_s, self.commands_in_flight
         );
         if self.power_loss_protection {
-            let energy = match self.capacitor_flush_energy_j {
-                Some(j) => format!(", {:.3} mJ", j * 1e3),
-                None => String::new(),
+            let mut energy = match (self.capacitor_flush_energy_j, self.capacitor_energy_j) {
+                (Some(j), Some(b)) => format!(", {:.3} of {:.3} mJ held", j * 1e3, b * 1e3),
+                (Some(j), None) => format!(", {:.3} mJ", j * 1e3),
+                _ => String::new(),
             };
+            if let Some(full) = self.full_buffer_flush_energy_j {
+                energy += &format!("; a full buffer needs {:.3} mJ", full * 1e3);
+            }
             s += &format!(
-                "power-loss protection saved {} units in DRAM (capacitor flush {:.3} ms{energy}), nothing lost\n",
+                "power-loss protection saved {} units in DRAM (capacitor flush {:.3} ms{energy}), ",
                 self.units_saved_by_capacitors,
                 self.capacitor_flush_s * 1e3
             );
+            if self.units_beyond_capacitors == 0 {
+                s += "nothing lost\n";
+            } else {
+                s += &format!(
+                    "{} units beyond the capacitors' energy: {}",
+                    self.units_beyond_capacitors,
+                    self.losses()
+                );
+            }
         } else {
-            s += &format!(
-                "{} acknowledged units lost ({} bytes: {} back to an older version, {} unmapped), {} GC copies lost\n",
-                self.units_lost,
-                self.bytes_lost,
-                self.units_reverted,
-                self.units_unmapped,
-                self.relocated_units_lost
-            );
+            s += &self.losses();
         }
         s += &format!(
             "  Recovery: {:.6} s, {} block summary pages + {} OOB reads + {} checkpoint units ({} bytes), {} open blocks closed\n",
@@ -157,7 +196,8 @@ impl Drive {
     /// A power loss is scheduled: keep what it needs (the FTL's durability
     /// journal, for a volatile buffer).
     pub(crate) fn track_durability(&mut self) {
-        if !self.dev.cache.power_loss_protection {
+        // With limited capacitor energy, part of the DRAM may be lost too.
+        if !self.dev.cache.power_loss_protection || self.dev.cache.capacitor_energy.is_some() {
             self.ftl.track_durability();
         }
     }
@@ -198,20 +238,20 @@ impl Drive {
             last_checkpoint_s: last.map(|(_, at)| at.as_secs_f64()),
             ..Default::default()
         };
+        let mut in_flight: Vec<(Ppa, u32)> = self
+            .prog_at
+            .iter()
+            .enumerate()
+            .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
+            .collect();
+        let mut volatile = !plp;
         if plp {
-            // The capacitors program what DRAM holds: the mapping stays.
-            let (host, gc) = self.cache.lose_contents();
-            r.units_saved_by_capacitors = host + gc;
-            let (time, energy) = self.capacitor_flush(host + gc);
-            r.capacitor_flush_s = time.as_secs_f64();
-            r.capacitor_flush_energy_j = energy;
-        } else {
-            let in_flight: Vec<(Ppa, u32)> = self
-                .prog_at
-                .iter()
-                .enumerate()
-                .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
-                .collect();
+            // The capacitors program what DRAM holds, as far as their
+            // energy goes: the mapping keeps what they saved.
+            in_flight = self.capacitors_save(&mut r);
+            volatile = r.units_beyond_capacitors > 0;
+        }
+        if volatile {
             let erasing: Vec<u32> = self
                 .gc
                 .iter()
@@ -220,7 +260,6 @@ impl Drive {
                 .map(|j| j.victim)
                 .collect();
             let fx = self.ftl.power_loss(&in_flight, &erasing);
-            self.cache.lose_contents();
             r.units_lost = fx.host_units_lost;
             r.bytes_lost = fx.host_units_lost * self.unit_bytes;
             r.units_reverted = fx.reverted;
@@ -229,6 +268,8 @@ impl Drive {
             r.open_blocks_closed = fx.open_blocks_closed;
             r.gc_victims_erased_early = self.gc_early_erases;
         }
+        // DRAM is gone (saved or not).
+        self.cache.lose_contents();
         // Nothing the drive was doing goes on.
         for j in self.gc.iter_mut() {
             *j = None;
@@ -245,10 +286,96 @@ impl Drive {
         self.recovery = Some(r);
     }
 
+    /// The power-loss flush with power-loss protection: the programs
+    /// running finish, then the GC copies and dirty host data in DRAM are
+    /// programmed (in [`crate::device::cache::DataCache::buffered_in_flush_order`]).
+    /// With `cache.capacitor_energy`, the flush stops at the largest number
+    /// of units whose energy the capacitors hold: what comes after (whole
+    /// running programs, then buffered units) is not made durable, and the
+    /// programs it leaves unfinished are returned (as first slot and
+    /// length) for [`crate::ftl::Ftl::power_loss`]. Fills the flush's part
+    /// of `r`.
+    fn capacitors_save(&mut self, r: &mut RecoveryReport) -> Vec<(Ppa, u32)> {
+        let running: Vec<(u32, Ppa, u64)> = self
+            .prog_at
+            .iter()
+            .enumerate()
+            .filter_map(|(pid, a)| a.map(|(first, seq)| (pid as u32, first, seq)))
+            .collect();
+        let running_units: u64 = running
+            .iter()
+            .map(|&(pid, _, _)| self.progs[pid as usize].0.len() as u64)
+            .sum();
+        let mut seen = std::collections::HashSet::new();
+        let buffered: Vec<u32> = self
+            .cache
+            .buffered_in_flush_order()
+            .into_iter()
+            .filter(|&l| self.ftl.lookup(Lpn(l)) == Mapping::InBuffer && seen.insert(l))
+            .collect();
+        let units = running_units + buffered.len() as u64;
+        let (mut time, mut energy) = self.capacitor_flush(units);
+        let budget = self.dev.cache.capacitor_energy.map(|e| e.0);
+        r.capacitor_energy_j = budget;
+        r.full_buffer_flush_energy_j = self.capacitor_flush(self.cache.write_buffer_units()).1;
+        let mut saved = units;
+        if let (Some(b), Some(e)) = (budget, energy) {
+            if e > b {
+                // The flush's energy grows with the units it programs: the
+                // most it can program is found by bisection.
+                let (mut lo, mut hi) = (0, units);
+                while lo < hi {
+                    let mid = lo + (hi - lo).div_ceil(2);
+                    if self.capacitor_flush(mid).1.is_some_and(|e| e <= b) {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                saved = lo;
+                (time, energy) = self.capacitor_flush(saved);
+            }
+        }
+        let (mut left, mut done) = (saved, 0);
+        let mut lost = Vec::new();
+        for (pid, first, seq) in running {
+            let n = self.progs[pid as usize].0.len() as u64;
+            if n <= left {
+                left -= n;
+                done += n;
+                for i in 0..n as usize {
+                    let l = self.progs[pid as usize].0[i];
+                    self.ftl
+                        .programmed(Lpn(l), Ppa(first.0 + i as u32), seq + 1 + i as u64);
+                }
+            } else {
+                // A running program finishes whole or not at all, and the
+                // firmware goes in order: nothing after this one.
+                left = 0;
+                lost.push((first, n as u32));
+            }
+        }
+        let from_dram = left.min(buffered.len() as u64);
+        for &l in &buffered[..from_dram as usize] {
+            self.ftl.saved_by_capacitors(l);
+        }
+        done += from_dram;
+        if done < saved {
+            // Whole programs: fewer units than the energy would cover.
+            saved = done;
+            (time, energy) = self.capacitor_flush(saved);
+        }
+        r.units_saved_by_capacitors = saved;
+        r.units_beyond_capacitors = units - saved;
+        r.capacitor_flush_s = time.as_secs_f64();
+        r.capacitor_flush_energy_j = energy;
+        lost
+    }
+
     /// Time and energy (with a power model) for the capacitors to program
-    /// `units` mapping units held in DRAM. They are spread evenly over the
-    /// parallel units and programmed as whole program units (the last one
-    /// of each padded), in SLC mode when the drive has it (the fastest way
+    /// `units` mapping units held in DRAM. They are packed into whole
+    /// program units (the last one padded), dealt to the parallel units in
+    /// turn, in SLC mode when the drive has it (the fastest way
     /// to make them durable), else natively (the mean of the program times
     /// of its page types). Per channel: the larger of its busiest die's
     /// commands and programs plus one transfer, and the sum of its dies'
@@ -274,11 +401,11 @@ impl Drive {
         let prog_bytes = per_prog * self.unit_bytes;
         let xfer = self.flash.xfer_time(prog_bytes);
         let step = self.dev.nand.t_cmd + t_prog;
-        let (base, extra) = (units / g.units as u64, units % g.units as u64);
+        let progs = units.div_ceil(per_prog);
+        let (base, extra) = (progs / g.units as u64, progs % g.units as u64);
         let mut die_progs = vec![0u64; g.dies as usize];
         for u in 0..g.units {
-            let n = base + u64::from((u as u64) < extra);
-            die_progs[g.die_of_unit(u) as usize] += n.div_ceil(per_prog);
+            die_progs[g.die_of_unit(u) as usize] += base + u64::from((u as u64) < extra);
         }
         let mut worst = Time::ZERO;
         for ch in 0..g.channels {

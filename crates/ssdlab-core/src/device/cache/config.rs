@@ -2,7 +2,7 @@
 //! [`DramFile`] as written, [`CacheConfig`] resolved, and their checks.
 
 use crate::config::{d_str, Collector};
-use crate::units::{Bandwidth, Bytes, Time};
+use crate::units::{parse_energy, Bandwidth, Bytes, Energy, Time};
 use serde::{Deserialize, Serialize};
 
 /// `[dram]`: controller DRAM as a shared resource.
@@ -49,6 +49,12 @@ pub struct CacheFile {
     /// buffered writes are programmed (default false).
     #[serde(default)]
     pub power_loss_protection: bool,
+    /// Energy the power-loss capacitors hold for the flush, e.g. `"40mJ"`
+    /// (needs `power_loss_protection` and a `[power]` model). A flush that
+    /// needs more saves the oldest data it can and loses the rest. Default:
+    /// enough for any flush.
+    #[serde(default)]
+    pub capacitor_energy: Option<String>,
 }
 fn d_wbuf() -> String {
     d_str("16MiB")
@@ -66,6 +72,7 @@ impl Default for CacheFile {
             read_cache: d_rcache(),
             policy: d_policy(),
             power_loss_protection: false,
+            capacitor_energy: None,
         }
     }
 }
@@ -91,6 +98,9 @@ pub struct CacheConfig {
     pub policy: CachePolicy,
     /// The write buffer survives power loss (flushes complete at once).
     pub power_loss_protection: bool,
+    /// Energy the capacitors hold for the power-loss flush (`None`: enough
+    /// for any flush).
+    pub capacitor_energy: Option<Energy>,
     /// DRAM bandwidth.
     pub dram_bandwidth: Bandwidth,
     /// DRAM latency.
@@ -112,7 +122,27 @@ impl CacheFile {
                 CachePolicy::Lru
             }
         };
+        let capacitor_energy = self.capacitor_energy.as_deref().and_then(|v| {
+            const KEY: &str = "cache.capacitor_energy";
+            match parse_energy(v) {
+                Ok(j) if j.is_finite() && j > 0.0 => {
+                    if !self.power_loss_protection {
+                        c.push(KEY, "capacitors hold energy only with power-loss protection: set cache.power_loss_protection = true or remove the key");
+                    }
+                    Some(Energy(j))
+                }
+                Ok(_) => {
+                    c.push(KEY, format!("'{v}': expected an energy above 0, such as \"40mJ\""));
+                    None
+                }
+                Err(e) => {
+                    c.push(KEY, e.0);
+                    None
+                }
+            }
+        });
         CacheConfig {
+            capacitor_energy,
             write_buffer: c.bytes("cache.write_buffer", &self.write_buffer),
             read_cache: c.bytes("cache.read_cache", &self.read_cache),
             policy,

@@ -150,6 +150,14 @@ impl Ftl {
         }
     }
 
+    /// The power-loss capacitors programmed `lpn`'s latest version (in
+    /// DRAM): it is durable; the mapping keeps it.
+    pub fn saved_by_capacitors(&mut self, lpn: u32) {
+        if let Some(d) = self.durability.as_mut() {
+            d.entries.remove(&lpn);
+        }
+    }
+
     /// The commit sequence number the next committed slot gets, less one.
     #[inline]
     pub fn commit_seq(&self) -> u64 {
