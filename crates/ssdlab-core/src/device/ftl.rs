@@ -28,7 +28,7 @@ use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling}
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};
 pub use hybrid::{logical_blocks_per_unit, HybridStep, MergeKind, MergePlan};
-use map::{SeqFill, Table, UNMAPPED};
+use map::{SeqFill, SparseTable, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 pub use stats::FtlStats;
@@ -90,7 +90,7 @@ pub struct Ftl {
     /// Geometry.
     pub geo: Geometry,
     cfg: FtlConfig,
-    l2p: Table,
+    l2p: SparseTable,
     p2l: Table,
     /// What the tables hold where nothing was written: a sequential fill's
     /// closed form, or unmapped.
@@ -202,7 +202,7 @@ impl Ftl {
             .collect();
         let dpages: u32 = dlevels.iter().sum();
         let mut f = Ftl {
-            l2p: Table::new(
+            l2p: SparseTable::new(
                 logical_units as usize
                     + tpages as usize
                     + crec as usize
@@ -1203,6 +1203,8 @@ impl Ftl {
 
     /// [`Ftl::precondition_steady`] from a filled drive on.
     fn precondition_steady_after_fill(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
+        // It rewrites the whole table at random: dense from the start.
+        self.l2p.densify();
         let n = self.lpns;
         let spp = self.geo.slots_per_program as usize;
         let window = (n / 16).max(spp as u64);

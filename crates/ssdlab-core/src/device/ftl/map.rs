@@ -18,7 +18,10 @@
 //! `ftl.rs` compare a closed-form fill with the per-LPN fill, entry by entry,
 //! and what follows them.
 
+use crate::device::cache::LpnHasher;
 use crate::nand::Geometry;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Unmapped, in both tables.
 pub(super) const UNMAPPED: u32 = u32::MAX;
@@ -68,6 +71,129 @@ impl Table {
     /// Entries written so far (O(n): tests and reports).
     pub(super) fn written(&self) -> usize {
         self.v.iter().filter(|&&r| r != 0).count()
+    }
+}
+
+/// A [`Table`] written at random (L2P) that holds its first explicit
+/// entries in a hash map: random writes to a large table would touch a
+/// page of it each (4 KiB mapped in per 4-byte entry: 936 MiB for a
+/// million random writes to a 960 GB drive); the map holds them in about
+/// 10 B each. They move into the table, for good, once they are one entry
+/// in `DENSE_AT` of it, or outnumber the table's pages they would have
+/// touched `DENSE_PER_PAGE` times (written in order, the table costs less).
+/// Same entries either way (tested); a dense one costs one more test per
+/// access.
+pub(super) struct SparseTable {
+    dense: Table,
+    /// The explicit entries (not encoded) while sparse; `None` once dense.
+    sparse: Option<HashMap<u32, u32, BuildHasherDefault<LpnHasher>>>,
+    /// Explicit entries the map holds before the table turns dense.
+    limit: usize,
+    /// The 4 KiB pages of `dense` the map's entries would have touched (a
+    /// bit each), and how many.
+    touched: Vec<u64>,
+    pages: usize,
+}
+
+/// A sparse table turns dense at one explicit entry in this many: the map
+/// then holds about `10 / DENSE_AT` B per entry of the table, and the
+/// table, touched at random, would have been mapped in nearly whole.
+const DENSE_AT: usize = 64;
+
+/// Entries of a table per 4 KiB page.
+const PAGE_ENTRIES: usize = 1024;
+
+/// A sparse table also turns dense once its entries outnumber the pages
+/// they would have touched by this factor: written in order (a sequential
+/// fill, a hot set), the table costs 4 B an entry and the map more.
+const DENSE_PER_PAGE: usize = 256;
+
+impl SparseTable {
+    /// `n` entries, all at their default, sparse.
+    pub(super) fn new(n: usize) -> SparseTable {
+        SparseTable {
+            dense: Table::new(n),
+            sparse: Some(HashMap::default()),
+            limit: n / DENSE_AT,
+            touched: vec![0; n.div_ceil(PAGE_ENTRIES).div_ceil(64)],
+            pages: 0,
+        }
+    }
+
+    /// Number of entries.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.dense.len()
+    }
+
+    /// Entry `i` if it was written.
+    #[inline(always)]
+    pub(super) fn explicit(&self, i: usize) -> Option<u32> {
+        if self.sparse.is_some() {
+            return self.explicit_sparse(i);
+        }
+        self.dense.explicit(i)
+    }
+
+    /// [`Self::explicit`] while sparse (out of line: the dense path inlined
+    /// at every access stays small).
+    #[inline(never)]
+    fn explicit_sparse(&self, i: usize) -> Option<u32> {
+        debug_assert!(i < self.len());
+        self.sparse.as_ref()?.get(&(i as u32)).copied()
+    }
+
+    /// Set entry `i`.
+    #[inline(always)]
+    pub(super) fn set(&mut self, i: usize, value: u32) {
+        if self.sparse.is_some() {
+            return self.set_sparse(i, value);
+        }
+        self.dense.set(i, value);
+    }
+
+    /// [`Self::set`] while sparse (out of line, as `explicit_sparse`).
+    #[inline(never)]
+    fn set_sparse(&mut self, i: usize, value: u32) {
+        debug_assert_ne!(value, SPARE);
+        assert!(i < self.len(), "table index {i} out of {}", self.len());
+        let Some(m) = self.sparse.as_mut() else {
+            return self.dense.set(i, value);
+        };
+        m.insert(i as u32, value);
+        let page = i / PAGE_ENTRIES;
+        let (w, b) = (page / 64, 1u64 << (page % 64));
+        if self.touched[w] & b == 0 {
+            self.touched[w] |= b;
+            self.pages += 1;
+        }
+        if m.len() > self.limit || m.len() > self.pages * DENSE_PER_PAGE {
+            self.densify();
+        }
+    }
+
+    /// Move the map's entries into the table, for good.
+    #[cold]
+    pub(super) fn densify(&mut self) {
+        if let Some(m) = self.sparse.take() {
+            for (i, value) in m {
+                self.dense.set(i as usize, value);
+            }
+        }
+        self.touched = Vec::new();
+    }
+
+    /// Bring entry `i` into cache (a hint; none while sparse).
+    #[inline]
+    pub(super) fn prefetch(&self, i: usize) {
+        if self.sparse.is_none() {
+            self.dense.prefetch(i);
+        }
+    }
+
+    /// Entries written so far (O(n): tests and reports).
+    pub(super) fn written(&self) -> usize {
+        self.sparse.as_ref().map_or(0, |m| m.len()) + self.dense.written()
     }
 }
 
@@ -276,6 +402,70 @@ mod tests {
             assert_eq!(t.explicit(i), Some(v));
         }
         assert_eq!(t.written(), 8);
+    }
+
+    #[test]
+    fn a_sparse_table_reads_as_a_dense_one_before_and_after_it_turns_dense() {
+        // 6,400 entries: sparse up to 100 explicit ones. Random writes (some
+        // rewrites, every value class) to both, compared entry by entry.
+        let n = 6_400;
+        let (mut sp, mut de) = (SparseTable::new(n), Table::new(n));
+        let mut x: u64 = 7;
+        for k in 0..400 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let i = (x >> 33) as usize % (n / 8);
+            let v = [
+                0,
+                1,
+                (x >> 7) as u32 % SPARE,
+                UNMAPPED,
+                SPARE - 1,
+                SPARE + 1,
+            ][k % 6];
+            sp.set(i, v);
+            de.set(i, v);
+            if sp.sparse.is_some() {
+                assert!(de.written() <= n / DENSE_AT);
+            }
+            for j in 0..n / 8 {
+                assert_eq!(sp.explicit(j), de.explicit(j), "entry {j} after {k} writes");
+            }
+            assert_eq!(sp.written(), de.written());
+        }
+        assert!(
+            sp.sparse.is_none(),
+            "turned dense past {} entries",
+            n / DENSE_AT
+        );
+    }
+
+    #[test]
+    fn a_sparse_table_written_in_order_turns_dense_within_a_page() {
+        let n = 1 << 20;
+        let mut t = SparseTable::new(n);
+        for i in 0..DENSE_PER_PAGE {
+            t.set(i, i as u32);
+        }
+        assert!(t.sparse.is_some());
+        t.set(DENSE_PER_PAGE, 7);
+        assert!(
+            t.sparse.is_none(),
+            "{} entries on one page",
+            DENSE_PER_PAGE + 1
+        );
+        assert_eq!(t.written(), DENSE_PER_PAGE + 1);
+        assert_eq!(
+            (t.explicit(3), t.explicit(DENSE_PER_PAGE)),
+            (Some(3), Some(7))
+        );
+        // At random, one entry a page: sparse up to n / DENSE_AT entries.
+        let mut r = SparseTable::new(n);
+        for k in 0..n / DENSE_AT {
+            r.set((k * 7919 * PAGE_ENTRIES) % n + k % 3, k as u32);
+        }
+        assert!(r.sparse.is_some());
     }
 
     #[test]
