@@ -205,13 +205,23 @@ pub fn run(a: ServeArgs) -> Result<ExitCode, String> {
             };
             format!("nbd://{h}:{port}/")
         }
+        (None, None) if a.run.is_some() => {
+            // Captive: nbdkit makes a private socket and removes it after
+            // (it leaves a named one behind: a later server whose process
+            // id matched an old one's found its path taken).
+            args.extend(["-U".into(), "-".into()]);
+            String::new()
+        }
         (None, s) => {
             let sock = match s {
                 Some(s) => {
                     std::path::absolute(s).map_err(|e| format!("--socket {}: {e}", s.display()))?
                 }
                 None => {
-                    std::env::temp_dir().join(format!("ssdlab-nbd-{}.sock", std::process::id()))
+                    let sock = std::env::temp_dir()
+                        .join(format!("ssdlab-nbd-{}.sock", std::process::id()));
+                    remove_if_stale(&sock);
+                    sock
                 }
             };
             if sock.exists() {
@@ -269,6 +279,24 @@ pub fn run(a: ServeArgs) -> Result<ExitCode, String> {
     exec(&nbdkit, &args)
 }
 
+/// Remove `sock` if it is a socket nothing listens on (nbdkit leaves its
+/// socket behind when it exits; the default path, named after this
+/// process's id, may be an old server's).
+#[cfg(unix)]
+fn remove_if_stale(sock: &Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let is_socket = std::fs::symlink_metadata(sock).is_ok_and(|m| m.file_type().is_socket());
+    if is_socket
+        && std::os::unix::net::UnixStream::connect(sock)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+    {
+        let _ = std::fs::remove_file(sock);
+    }
+}
+
+#[cfg(not(unix))]
+fn remove_if_stale(_: &Path) {}
+
 #[cfg(unix)]
 fn exec(nbdkit: &Path, args: &[OsString]) -> Result<ExitCode, String> {
     use std::io::Write;
@@ -286,6 +314,29 @@ fn exec(_: &Path, _: &[OsString]) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::{as_option, parse_listen};
+
+    #[cfg(unix)]
+    #[test]
+    fn a_stale_socket_is_removed_and_a_live_one_kept() {
+        let dir = std::env::temp_dir().join(format!("ssdlab-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = dir.join("s.sock");
+        drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+        assert!(sock.exists(), "a closed listener leaves its socket file");
+        super::remove_if_stale(&sock);
+        assert!(!sock.exists());
+        let live = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        super::remove_if_stale(&sock);
+        assert!(sock.exists(), "a socket something listens on stays");
+        drop(live);
+        // Not a socket: left alone.
+        let file = dir.join("f");
+        std::fs::write(&file, b"x").unwrap();
+        super::remove_if_stale(&file);
+        assert!(file.exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn plugin_key_errors_name_the_option() {

@@ -112,6 +112,34 @@ fn kind<'a>(r: &'a serde_json::Value, k: &str) -> &'a serde_json::Value {
 }
 
 #[test]
+fn a_captive_server_leaves_no_socket_behind() {
+    // nbdkit leaves a named socket behind when it exits; a later server
+    // whose process id matched found the path taken and failed (a flaky
+    // CI run). Captive servers now use nbdkit's private socket.
+    if !ready(&["nbdkit", "nbdinfo"]) {
+        return;
+    }
+    let tmp = Dir::new("captive");
+    let out = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
+        .arg("serve")
+        .args(SMALL)
+        .args(["--run", "nbdinfo --can connect \"$uri\""])
+        .env("TMPDIR", &tmp.0)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+#[test]
 fn qemu_io_patterns_round_trip_and_the_report_shows_served_next_to_simulated() {
     if !ready(&["nbdkit", "qemu-io"]) {
         return;
