@@ -61,9 +61,15 @@ impl<E: Copy> EventQueue<E> {
             key: ((t.0 as u128) << 64) | self.seq as u128,
             ev,
         };
-        // Sift up: move parents with larger keys down into the hole.
-        let mut pos = self.heap.len();
+        let pos = self.heap.len();
         self.heap.push(e);
+        self.sift_up(pos, e);
+    }
+
+    /// Put `e` where the hole at `pos` rises to: parents with larger keys
+    /// move down into the hole.
+    #[inline(always)]
+    fn sift_up(&mut self, mut pos: usize, e: Entry<E>) {
         while pos > 0 {
             let parent = (pos - 1) / 2;
             let p = self.heap[parent];
@@ -107,16 +113,7 @@ impl<E: Copy> EventQueue<E> {
                 pos = child;
             }
             // ...and the last entry rises from there to its place.
-            while pos > 0 {
-                let parent = (pos - 1) / 2;
-                let p = self.heap[parent];
-                if p.key < last.key {
-                    break;
-                }
-                self.heap[pos] = p;
-                pos = parent;
-            }
-            self.heap[pos] = last;
+            self.sift_up(pos, last);
             top
         };
         self.now = Time((top.key >> 64) as u64);

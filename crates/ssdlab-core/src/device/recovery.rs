@@ -89,6 +89,14 @@ pub struct RecoveryReport {
     pub recovery_time_s: f64,
 }
 
+/// Two drives' energies (J) together; one alone when the other has none.
+fn add_energy(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
 impl RecoveryReport {
     /// Several drives lose power at once: counts add up, recovery takes as
     /// long as the slowest drive's.
@@ -110,20 +118,11 @@ impl RecoveryReport {
             r.units_saved_by_capacitors += p.units_saved_by_capacitors;
             r.capacitor_flush_s = r.capacitor_flush_s.max(p.capacitor_flush_s);
             r.capacitor_flush_energy_j =
-                match (r.capacitor_flush_energy_j, p.capacitor_flush_energy_j) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    (a, b) => a.or(b),
-                };
-            r.capacitor_energy_j = match (r.capacitor_energy_j, p.capacitor_energy_j) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            };
+                add_energy(r.capacitor_flush_energy_j, p.capacitor_flush_energy_j);
+            r.capacitor_energy_j = add_energy(r.capacitor_energy_j, p.capacitor_energy_j);
             r.units_beyond_capacitors += p.units_beyond_capacitors;
             r.full_buffer_flush_energy_j =
-                match (r.full_buffer_flush_energy_j, p.full_buffer_flush_energy_j) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    (a, b) => a.or(b),
-                };
+                add_energy(r.full_buffer_flush_energy_j, p.full_buffer_flush_energy_j);
             r.open_blocks_closed += p.open_blocks_closed;
             r.gc_victims_erased_early += p.gc_victims_erased_early;
             r.summary_pages_read += p.summary_pages_read;
@@ -238,20 +237,18 @@ impl Drive {
             last_checkpoint_s: last.map(|(_, at)| at.as_secs_f64()),
             ..Default::default()
         };
-        let mut in_flight: Vec<(Ppa, u32)> = self
-            .prog_at
-            .iter()
-            .enumerate()
-            .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
-            .collect();
-        let mut volatile = !plp;
-        if plp {
-            // The capacitors program what DRAM holds, as far as their
-            // energy goes: the mapping keeps what they saved.
-            in_flight = self.capacitors_save(&mut r);
-            volatile = r.units_beyond_capacitors > 0;
-        }
-        if volatile {
+        // Programs left unfinished: with protection, those the capacitors'
+        // energy did not cover (the mapping keeps what they saved).
+        let in_flight: Vec<(Ppa, u32)> = if plp {
+            self.capacitors_save(&mut r)
+        } else {
+            self.prog_at
+                .iter()
+                .enumerate()
+                .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
+                .collect()
+        };
+        if !plp || r.units_beyond_capacitors > 0 {
             let erasing: Vec<u32> = self
                 .gc
                 .iter()
