@@ -112,7 +112,7 @@ fn kind<'a>(r: &'a serde_json::Value, k: &str) -> &'a serde_json::Value {
 }
 
 #[test]
-fn a_captive_server_leaves_no_socket_behind() {
+fn a_captive_server_leaves_nothing_behind() {
     // nbdkit leaves a named socket behind when it exits; a later server
     // whose process id matched found the path taken and failed (a flaky
     // CI run). Captive servers now use nbdkit's private socket.
@@ -120,24 +120,27 @@ fn a_captive_server_leaves_no_socket_behind() {
         return;
     }
     let tmp = Dir::new("captive");
-    let out = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
-        .arg("serve")
-        .args(SMALL)
-        .args(["--run", "nbdinfo --can connect \"$uri\""])
-        .env("TMPDIR", &tmp.0)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // Sockets only: nbdkit's private one sits in a directory of its own
-    // (the temporary backing file is another matter: see issue 14's note).
+    // Several runs: the temporary backing file was once left behind by a
+    // run whose connection thread held the store at exit.
+    for _ in 0..3 {
+        let out = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
+            .arg("serve")
+            .args(SMALL)
+            .args(["--run", "nbdinfo --can connect \"$uri\""])
+            .env("TMPDIR", &tmp.0)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Nothing at all: no socket (nbdkit's private one sits in a directory
+    // of its own) and no temporary backing file (unlinked when opened).
     let left: Vec<_> = std::fs::read_dir(&tmp.0)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".sock") || n.starts_with("nbdkit"))
         .collect();
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }

@@ -14,7 +14,8 @@
 //! * **file**: a sparse file of the drive's capacity (holes read as zeros;
 //!   a trim punches a hole where the file system allows, else writes zeros).
 //!   A file given by path is kept, so a later run (fio's `verify_only`) can
-//!   read it; the automatic choice's temporary file is removed at the end.
+//!   read it; the automatic choice's temporary file is unlinked as soon as
+//!   it is open (Unix; elsewhere removed at the end), so nothing is left behind.
 //!
 //! Assumption (stated in docs/models/data-store.md): a write's data is taken
 //! when the host submits the command and a read's data when it completes, so
@@ -78,8 +79,9 @@ enum Backing {
     File {
         file: File,
         path: PathBuf,
-        /// Remove the file when the store is dropped (a temporary file).
-        remove: bool,
+        /// A temporary file: unlinked at once on Unix (the store keeps its
+        /// descriptor), removed when the store is dropped elsewhere.
+        temporary: bool,
     },
 }
 
@@ -140,12 +142,19 @@ impl DataStore {
             file.set_len(capacity)
                 .map_err(|e| err("cannot size the sparse file", e))?;
         }
+        // A temporary file is unlinked at once where the system allows it
+        // (Unix): the store keeps its descriptor, so nothing is left behind
+        // however the process ends or whoever holds the store last.
+        #[cfg(unix)]
+        if remove {
+            std::fs::remove_file(path).map_err(|e| err("cannot unlink the temporary file", e))?;
+        }
         Ok(DataStore {
             capacity,
             backing: Backing::File {
                 file,
                 path: path.to_path_buf(),
-                remove,
+                temporary: remove,
             },
             bytes_written: 0,
             bytes_read: 0,
@@ -197,6 +206,11 @@ impl DataStore {
     pub fn backing_name(&self) -> String {
         match &self.backing {
             Backing::Memory(_) => "memory".into(),
+            Backing::File {
+                path,
+                temporary: true,
+                ..
+            } => format!("temporary file {}", path.display()),
             Backing::File { path, .. } => format!("file {}", path.display()),
         }
     }
@@ -392,8 +406,11 @@ impl DataStore {
 
 impl Drop for DataStore {
     fn drop(&mut self) {
+        #[cfg(not(unix))]
         if let Backing::File {
-            path, remove: true, ..
+            path,
+            temporary: true,
+            ..
         } = &self.backing
         {
             let _ = std::fs::remove_file(path);
@@ -519,6 +536,7 @@ mod tests {
             static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let p = dir.join(format!("s{}.img", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
             let mut s = DataStore::file(&p, 65536, true).unwrap();
+            prop_assert!(!cfg!(unix) || !p.exists(), "a temporary store is unlinked at once");
             shadow(&ops, &mut s);
             drop(s);
             prop_assert!(!p.exists(), "a temporary store is removed");
