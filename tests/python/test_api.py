@@ -481,6 +481,19 @@ def test_power_loss_reports_what_was_lost_and_the_recovery(small):
         ssdlab.run(small, job, power_loss_at="soon")
 
 
+def test_power_loss_with_hybrid_mapping_reverts_merges_and_counts_losses(small):
+    # BAST on a filled drive: random rewrites fill logs and merge them; the
+    # power fails mid-run. Merge copies go back to their intact old places.
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    dev = small.with_(ftl__mapping="bast", ftl__log_blocks=2)
+    r = ssdlab.run(dev, job, precondition="fill", power_loss_at="30ms", sample_interval=None)
+    rec = r.recovery
+    assert rec.relocated_units_lost == 0
+    assert rec.units_lost == rec.units_reverted + rec.units_unmapped
+    assert rec.oob_reads > 0 and rec.summary_pages_read == 0
+    assert r.merges.full + r.merges.partial + r.merges.switch > 0
+
+
 def test_limited_capacitors_lose_what_their_energy_does_not_cover():
     # The PM9A3 preset has power-loss protection and a power model: its
     # flush at 20 ms of 4 KiB random writes needs about 5 mJ.

@@ -154,6 +154,73 @@ fn a_flush_after_every_write_leaves_at_most_that_write_to_lose() {
     assert!(caught >= 10, "{caught} of 25 instants caught a write");
 }
 
+/// [`small_16k`] with block or hybrid mapping (`scheme`, with
+/// `log_blocks` logs per parallel unit).
+fn small_hybrid(scheme: &str, log_blocks: u32) -> Device {
+    let logs = if log_blocks > 0 {
+        format!("\nlog_blocks = {log_blocks}")
+    } else {
+        String::new()
+    };
+    common::device(
+        &common::SMALL_SLC
+            .replace("page_size = \"4KiB\"", "page_size = \"16KiB\"")
+            .replace("[ftl]\n", &format!("[ftl]\nmapping = \"{scheme}\"{logs}\n")),
+        "small-hybrid",
+    )
+}
+
+#[test]
+fn block_and_hybrid_mapping_lose_at_most_the_unflushed_write_and_no_merge_copy() {
+    // QD1 random writes with a flush after each, on a filled drive: every
+    // write below a data block's write pointer merges (block mapping copies
+    // the block; BAST and FAST append to logs and merge them when they
+    // fill). Whenever the power fails (in a merge's reads, programs or
+    // erases, or in a host program), only the write whose flush has not
+    // completed can be lost, and no unit a merge was copying.
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=1\nfsync=1\nnumber_ios=3000\n";
+    for (scheme, logs) in [("block", 0), ("bast", 2), ("fast", 3)] {
+        let mut caught = 0;
+        let mut merges_ran = 0;
+        for k in 0..25u64 {
+            let at = Time::from_secs_f64(0.0013 + 0.0231 * k as f64);
+            let (r, s) = lose_power_in(small_hybrid(scheme, logs), job, Precondition::Fill, at);
+            assert!(r.units_lost <= 1, "{scheme} at {at:?}: {r:?}");
+            assert_eq!(r.relocated_units_lost, 0, "{scheme} at {at:?}: {r:?}");
+            assert!(r.commands_in_flight <= 1);
+            assert!(r.oob_reads > 0, "{scheme}: a filled drive is scanned");
+            caught += r.units_lost;
+            merges_ran += s.drives[0].ftl.stats.merge_slots_copied.min(1);
+        }
+        assert!(
+            caught >= 5,
+            "{scheme}: {caught} of 25 instants caught a write"
+        );
+        assert!(merges_ran > 0, "{scheme}: merges ran");
+    }
+}
+
+#[test]
+fn block_mapping_recovery_reads_logs_whole_and_data_blocks_by_search() {
+    // BAST with one log per unit on a filled drive, writes that only
+    // fill the logs' first program units and flush: recovery reads each
+    // data block's first page row and binary-searches full blocks no
+    // further (1 read each), and reads every written row of each log.
+    let dev = small_hybrid("bast", 1);
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=1\nfsync=1\nnumber_ios=4\n\
+               [r]\nstonewall\nrw=read\nbs=4k\nsize=4k\niodepth=1\nloops=8000\nthinktime=10\n";
+    let (r, s) = lose_power_in(dev, job, Precondition::Fill, Time::from_secs_f64(0.15));
+    assert_eq!(r.units_lost, 0, "all flushed: {r:?}");
+    let ftl = &s.drives[0].ftl;
+    let g = &ftl.geo;
+    // Data blocks the fill wrote, full: one read each; the partly written
+    // last one of each unit: 1 + log2(64) + 1 = 8 reads.
+    let full_blocks = ftl.logical_units() / g.slots_per_block as u64;
+    assert!(r.oob_reads >= full_blocks, "{r:?}");
+    assert!(r.oob_reads <= full_blocks + 4 * 8 + 4 * 64, "{r:?}");
+    assert_eq!(r.summary_pages_read, 0, "block mapping writes no summaries");
+}
+
 #[test]
 fn without_flushes_the_buffered_writes_are_lost_and_counted() {
     // A fresh drive: three 4 KiB writes, less than a 16 KiB program unit,
@@ -257,6 +324,38 @@ fn power_losses_that_cannot_happen_are_refused_with_the_reason() {
     let ram = Device::preset("seed000-eisc-ramdisk").unwrap();
     let e = refused(ram, short, Time::from_secs_f64(0.001), false);
     assert!(e.contains("RAM disk") && e.contains("nvme0"), "{e}");
+    let mut bast = small_hybrid("bast", 2);
+    bast.cache.power_loss_protection = true;
+    bast.cache.capacitor_energy = Some(ssdlab_core::units::Energy(1e-3));
+    let e = refused(bast, short, Time::from_secs_f64(0.001), false);
+    assert!(
+        e.contains("bast mapping") && e.contains("cache.capacitor_energy"),
+        "{e}"
+    );
+}
+
+#[test]
+fn with_protection_block_and_hybrid_mapping_lose_nothing_and_abandon_merges() {
+    // Random writes at QD16 without flushes: merges are under way at most
+    // instants. The capacitors save what DRAM holds (the buffer, and host
+    // data of the groups under way); the merges stop and the units they
+    // were copying stay where they were.
+    for (scheme, logs) in [("block", 0), ("bast", 2), ("fast", 3)] {
+        let mut saved = 0;
+        for k in 0..8u64 {
+            let mut dev = small_hybrid(scheme, logs);
+            dev.cache.power_loss_protection = true;
+            let at = Time::from_secs_f64(0.0021 + 0.0113 * k as f64);
+            let r = lose_power(dev, RANDWRITE, Precondition::Fill, at);
+            assert_eq!(
+                (r.units_lost, r.relocated_units_lost),
+                (0, 0),
+                "{scheme} at {at:?}: {r:?}"
+            );
+            saved += r.units_saved_by_capacitors;
+        }
+        assert!(saved > 0, "{scheme}: the capacitors saved units");
+    }
 }
 
 /// `dev` with mapping checkpoints every `interval`.

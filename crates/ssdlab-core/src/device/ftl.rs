@@ -161,6 +161,9 @@ pub struct Ftl {
     /// Units not yet durable and their newest durable version, when a
     /// power loss is scheduled ([`durability`]).
     durability: Option<Box<durability::Durability>>,
+    /// Block or hybrid mapping lost its block map with the power (see
+    /// [`durability`]).
+    hybrid_map_lost: bool,
     /// Block or hybrid mapping's block map (None: page mapping).
     hybrid: Option<Box<hybrid::Hybrid>>,
     /// Counters.
@@ -251,6 +254,7 @@ impl Ftl {
             replacements: vec![Vec::new(); geo.units as usize],
             replacements_total: 0,
             durability: None,
+            hybrid_map_lost: false,
             hybrid: None,
             p2l: Table::new(geo.total_slots() as usize),
             fill: SeqFill::default(),

@@ -47,6 +47,14 @@ pub(crate) struct HybridUnit {
     started: Time,
     /// The program id holding the group's host LPNs.
     pid: Option<u32>,
+    /// The running host program (its first slot).
+    program: Option<Ppa>,
+    /// The running merge's programs (first slots, in issue order: a die
+    /// runs its queued programs in order) and how many have finished.
+    merge_programs: Vec<Ppa>,
+    programs_done: usize,
+    /// The running merge's erases, once issued.
+    erasing: Vec<u32>,
 }
 
 impl HybridUnit {
@@ -139,6 +147,7 @@ impl Drive {
                     Some(HybridStep::Program(first)) => {
                         hu.phase = Phase::Program;
                         hu.outstanding = 1;
+                        hu.program = Some(first);
                         self.hybrid_program(now, unit, first, eq);
                         return true;
                     }
@@ -165,8 +174,12 @@ impl Drive {
                     for &p in &programs {
                         self.hybrid_program(now, unit, p, eq);
                     }
-                    self.hyb[unit as usize].outstanding = programs.len() as u32;
-                    if !programs.is_empty() {
+                    let hu = &mut self.hyb[unit as usize];
+                    hu.outstanding = programs.len() as u32;
+                    hu.programs_done = 0;
+                    let any = !programs.is_empty();
+                    hu.merge_programs = programs;
+                    if any {
                         return true;
                     }
                 }
@@ -180,14 +193,19 @@ impl Drive {
                     for _ in &erases {
                         self.hybrid_submit(now, unit, OpKind::Erase, self.timings.t_erase, 0, eq);
                     }
-                    self.hyb[unit as usize].outstanding = erases.len() as u32;
-                    if !erases.is_empty() {
+                    let hu = &mut self.hyb[unit as usize];
+                    hu.outstanding = erases.len() as u32;
+                    let any = !erases.is_empty();
+                    hu.erasing = erases;
+                    if any {
                         return true;
                     }
                 }
                 Phase::Erases => {
                     hu.phase = Phase::Idle;
                     hu.merge = None;
+                    hu.erasing.clear();
+                    hu.merge_programs.clear();
                     let started = hu.started;
                     self.ftl.stats.merges_timed += 1;
                     self.ftl.stats.merge_ps += (now - started).0;
@@ -275,7 +293,22 @@ impl Drive {
         fabric: &mut Fabric,
     ) {
         let hu = &mut self.hyb[unit as usize];
+        // A program of the step is on flash: what it holds is durable.
+        let programmed = match hu.phase {
+            Phase::Program => hu.program.take(),
+            Phase::Programs => {
+                let p = hu.merge_programs.get(hu.programs_done).copied();
+                hu.programs_done += 1;
+                p
+            }
+            _ => None,
+        };
         hu.outstanding -= 1;
+        if let Some(first) = programmed {
+            self.ftl
+                .hybrid_programmed(first, self.geo.slots_per_program);
+        }
+        let hu = &mut self.hyb[unit as usize];
         if hu.outstanding > 0 || self.hybrid_advance(now, unit, eq) {
             return;
         }
@@ -283,6 +316,33 @@ impl Drive {
         // it satisfied complete, waiting writes start, the next groups go.
         self.hybrid_release(unit);
         self.program_done(now, eq, fabric);
+    }
+
+    /// At a power loss: the blocks block or hybrid mapping planned to erase
+    /// whose erase was not issued (`unerased`: on flash their data is still
+    /// there) and those whose erase was (`erasing`). The groups stop (what
+    /// their programs had not made durable, the FTL's journal knows).
+    pub(super) fn hybrid_power_loss(&mut self) -> (Vec<u32>, Vec<u32>) {
+        let (mut unerased, mut erasing) = (Vec::new(), Vec::new());
+        for hu in &mut self.hyb {
+            hu.program = None;
+            if let Some(m) = hu.merge.take() {
+                // Not yet in its erase phase: erases not issued.
+                unerased.extend_from_slice(&m.erases);
+            }
+            erasing.append(&mut hu.erasing);
+            for step in hu.steps.drain(..) {
+                if let HybridStep::Merge(m) = step {
+                    unerased.extend_from_slice(&m.erases);
+                }
+            }
+            hu.phase = Phase::Idle;
+            hu.outstanding = 0;
+            hu.merge_programs.clear();
+            hu.programs_done = 0;
+            hu.pid = None;
+        }
+        (unerased, erasing)
     }
 
     /// Release `unit`'s finished group: its buffer entries and program id.

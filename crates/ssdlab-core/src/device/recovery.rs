@@ -196,7 +196,12 @@ impl Drive {
     /// journal, for a volatile buffer).
     pub(crate) fn track_durability(&mut self) {
         // With limited capacitor energy, part of the DRAM may be lost too.
-        if !self.dev.cache.power_loss_protection || self.dev.cache.capacitor_energy.is_some() {
+        // Block or hybrid mapping keeps it with protection too: merges the
+        // power cuts are abandoned, and their copies go back.
+        if !self.dev.cache.power_loss_protection
+            || self.dev.cache.capacitor_energy.is_some()
+            || self.ftl.is_hybrid()
+        {
             self.ftl.track_durability();
         }
     }
@@ -230,6 +235,13 @@ impl Drive {
             }
         }
         let plp = self.dev.cache.power_loss_protection;
+        // Block or hybrid mapping: what its groups had not done.
+        let hybrid = self.ftl.is_hybrid();
+        let (unerased, hybrid_erasing) = if hybrid {
+            self.hybrid_power_loss()
+        } else {
+            Default::default()
+        };
         let mut r = RecoveryReport {
             power_loss_at_s: now.as_secs_f64(),
             power_loss_protection: plp,
@@ -240,7 +252,16 @@ impl Drive {
         // Programs left unfinished: with protection, those the capacitors'
         // energy did not cover (the mapping keeps what they saved).
         let in_flight: Vec<(Ppa, u32)> = if plp {
-            self.capacitors_save(&mut r)
+            let in_groups = if hybrid {
+                self.ftl.hybrid_host_in_groups()
+            } else {
+                0
+            };
+            let lost = self.capacitors_save(&mut r, in_groups);
+            if hybrid {
+                self.ftl.hybrid_save_host_versions();
+            }
+            lost
         } else {
             self.prog_at
                 .iter()
@@ -248,15 +269,16 @@ impl Drive {
                 .filter_map(|(pid, a)| a.map(|(first, _)| (first, self.progs[pid].0.len() as u32)))
                 .collect()
         };
-        if !plp || r.units_beyond_capacitors > 0 {
-            let erasing: Vec<u32> = self
+        if !plp || r.units_beyond_capacitors > 0 || hybrid {
+            let mut erasing: Vec<u32> = self
                 .gc
                 .iter()
                 .flatten()
                 .filter(|j| j.erasing)
                 .map(|j| j.victim)
                 .collect();
-            let fx = self.ftl.power_loss(&in_flight, &erasing);
+            erasing.extend_from_slice(&hybrid_erasing);
+            let fx = self.ftl.power_loss(&in_flight, &erasing, &unerased);
             r.units_lost = fx.host_units_lost;
             r.bytes_lost = fx.host_units_lost * self.unit_bytes;
             r.units_reverted = fx.reverted;
@@ -284,7 +306,9 @@ impl Drive {
     }
 
     /// The power-loss flush with power-loss protection: the programs
-    /// running finish, then the GC copies and dirty host data in DRAM are
+    /// running finish, then the GC copies and dirty host data in DRAM
+    /// (with block or hybrid mapping also the `hybrid_units` of host data
+    /// in the groups under way, whose merges are abandoned) are
     /// programmed (in [`crate::device::cache::DataCache::buffered_in_flush_order`]).
     /// With `cache.capacitor_energy`, the flush stops at the largest number
     /// of units whose energy the capacitors hold: what comes after (whole
@@ -292,17 +316,20 @@ impl Drive {
     /// programs it leaves unfinished are returned (as first slot and
     /// length) for [`crate::ftl::Ftl::power_loss`]. Fills the flush's part
     /// of `r`.
-    fn capacitors_save(&mut self, r: &mut RecoveryReport) -> Vec<(Ppa, u32)> {
+    fn capacitors_save(&mut self, r: &mut RecoveryReport, hybrid_units: u64) -> Vec<(Ppa, u32)> {
         let running: Vec<(u32, Ppa, u64)> = self
             .prog_at
             .iter()
             .enumerate()
             .filter_map(|(pid, a)| a.map(|(first, seq)| (pid as u32, first, seq)))
             .collect();
+        // Block or hybrid mapping: the host data of the groups under way
+        // (in DRAM until their programs finish).
         let running_units: u64 = running
             .iter()
             .map(|&(pid, _, _)| self.progs[pid as usize].0.len() as u64)
-            .sum();
+            .sum::<u64>()
+            + hybrid_units;
         let mut seen = std::collections::HashSet::new();
         let buffered: Vec<u32> = self
             .cache
@@ -333,7 +360,9 @@ impl Drive {
                 (time, energy) = self.capacitor_flush(saved);
             }
         }
-        let (mut left, mut done) = (saved, 0);
+        // (A drive with block or hybrid mapping has no energy budget: its
+        // groups' programs all finish.)
+        let (mut left, mut done) = (saved.saturating_sub(hybrid_units), hybrid_units.min(saved));
         let mut lost = Vec::new();
         for (pid, first, seq) in running {
             let n = self.progs[pid as usize].0.len() as u64;

@@ -48,6 +48,10 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Durability {
     entries: HashMap<u32, Entry, BuildHasherDefault<LpnHasher>>,
+    /// Block and hybrid mapping: the LPN and commit sequence of each slot
+    /// planned but not yet programmed (their programs are steps of a
+    /// group, timed after the plan).
+    planned: HashMap<u32, (u32, u64), BuildHasherDefault<LpnHasher>>,
 }
 
 /// What a power loss did to the mapping.
@@ -150,6 +154,80 @@ impl Ftl {
         }
     }
 
+    /// Block or hybrid mapping committed `lpn` to `slot` (the commit
+    /// sequence is the FTL's current one): durable when the program step
+    /// holding the slot finishes ([`Ftl::hybrid_programmed`]).
+    #[inline]
+    pub(super) fn note_planned(&mut self, slot: u32, lpn: u32) {
+        let seq = self.seq;
+        if let Some(d) = self.durability.as_mut() {
+            d.planned.insert(slot, (lpn, seq));
+        }
+    }
+
+    /// The program unit of `n` slots from `first` (a step of a block or
+    /// hybrid mapping group) finished: the versions planned there are
+    /// durable.
+    pub fn hybrid_programmed(&mut self, first: Ppa, n: u32) {
+        if self.durability.is_none() {
+            return;
+        }
+        for s in first.0..first.0 + n {
+            let planned = self.durability.as_mut().and_then(|d| d.planned.remove(&s));
+            if let Some((l, seq)) = planned {
+                self.programmed(Lpn(l), Ppa(s), seq);
+            }
+        }
+    }
+
+    /// Block or hybrid mapping with power-loss protection: host data of
+    /// the groups under way (committed to slots whose programs have not
+    /// finished) is still in DRAM, so the capacitors save it as they save
+    /// the buffer; their merges are abandoned (the units they were copying
+    /// go back to their old places, still intact: [`Ftl::power_loss`]).
+    /// Returns how many units this saves.
+    pub fn hybrid_save_host_versions(&mut self) -> u64 {
+        if self.hybrid.is_none() {
+            return 0;
+        }
+        let Some(d) = self.durability.as_mut() else {
+            return 0;
+        };
+        let host: Vec<u32> = d
+            .entries
+            .iter()
+            .filter(|(_, e)| e.host)
+            .map(|(&l, _)| l)
+            .collect();
+        let mut saved = 0;
+        for l in host {
+            let cur = self.l2p(l);
+            if cur < IN_BUFFER {
+                // Planned, not programmed: saved from DRAM instead.
+                self.invalidate_slot(cur);
+                self.set_l2p(l, IN_BUFFER);
+                saved += 1;
+            }
+            if let Some(d) = self.durability.as_mut() {
+                d.entries.remove(&l);
+            }
+        }
+        saved
+    }
+
+    /// Units [`Ftl::hybrid_save_host_versions`] would save.
+    pub fn hybrid_host_in_groups(&self) -> u64 {
+        if self.hybrid.is_none() {
+            return 0;
+        }
+        self.durability.as_ref().map_or(0, |d| {
+            d.entries
+                .iter()
+                .filter(|(&l, e)| e.host && self.l2p(l) < IN_BUFFER)
+                .count() as u64
+        })
+    }
+
     /// The power-loss capacitors programmed `lpn`'s latest version (in
     /// DRAM): it is durable; the mapping keeps it.
     pub fn saved_by_capacitors(&mut self, lpn: u32) {
@@ -169,9 +247,16 @@ impl Ftl {
     /// in flight leave invalid slots (`in_flight`: their first slots and
     /// lengths), open blocks are closed and GC victims return to the closed
     /// blocks. `erasing`: blocks whose erase had been issued (an
-    /// interrupted erase leaves nothing readable). What is left is the
-    /// mapping recovery rebuilds.
-    pub fn power_loss(&mut self, in_flight: &[(Ppa, u32)], erasing: &[u32]) -> PowerLossEffect {
+    /// interrupted erase leaves nothing readable). `unerased`: blocks block
+    /// or hybrid mapping erased in a plan whose erase was never issued (the
+    /// plan counted the erase; on flash the data is still there). What is
+    /// left is the mapping recovery rebuilds.
+    pub fn power_loss(
+        &mut self,
+        in_flight: &[(Ppa, u32)],
+        erasing: &[u32],
+        unerased: &[u32],
+    ) -> PowerLossEffect {
         let mut fx = PowerLossEffect::default();
         let entries = self
             .durability
@@ -180,21 +265,33 @@ impl Ftl {
             .unwrap_or_default();
         let mut sorted: Vec<(u32, Entry)> = entries.into_iter().collect();
         sorted.sort_unstable_by_key(|&(l, _)| l);
-        for (lpn, e) in sorted {
+        // The latest versions' programs never finished: their slots first
+        // (a block a plan erased and took again may hold one where another
+        // unit's durable version still is).
+        for &(lpn, _) in &sorted {
             let cur = self.l2p(lpn);
             if cur < IN_BUFFER {
-                // Its program never finished.
                 self.invalidate_slot(cur);
             }
-            let spb = self.geo.slots_per_block;
+        }
+        let spb = self.geo.slots_per_block;
+        for (lpn, e) in sorted {
+            let cur = self.l2p(lpn);
+            let b = (e.slot / spb) as usize;
+            let unerased_here = if e.slot < IN_BUFFER {
+                unerased.iter().filter(|&&x| x as usize == b).count() as u32
+            } else {
+                0
+            };
             let intact = e.slot < IN_BUFFER
-                && self.erase_count[(e.slot / spb) as usize] == e.erases
-                && !erasing.contains(&(e.slot / spb))
+                && self.erase_count[b].wrapping_sub(unerased_here) == e.erases
+                && !erasing.contains(&(b as u32))
                 && self.p2l(e.slot) == UNMAPPED
-                && !matches!(
-                    self.state[(e.slot / spb) as usize],
-                    BlockState::Free | BlockState::Bad | BlockState::Retired
-                );
+                && (unerased_here > 0
+                    || !matches!(
+                        self.state[b],
+                        BlockState::Free | BlockState::Bad | BlockState::Retired
+                    ));
             if intact {
                 self.set_l2p(lpn, e.slot);
                 self.set_p2l(e.slot, lpn);
@@ -255,7 +352,29 @@ impl Ftl {
                 }
             }
         }
+        if self.hybrid.is_some() {
+            self.hybrid_power_loss();
+        }
         fx
+    }
+
+    /// Block or hybrid mapping after the power loss: a block that holds
+    /// recovered data but that a plan had erased (freed, or retired at that
+    /// erase) was never erased on flash: it is a closed block again. The
+    /// block map in DRAM is gone; recovery rebuilds it from the L2P the scan
+    /// recovers (the run ends here, so it is not materialised: the
+    /// consistency check skips it).
+    fn hybrid_power_loss(&mut self) {
+        let bpu = self.geo.blocks_per_unit as usize;
+        for b in 0..self.state.len() {
+            if self.valid[b] > 0 && matches!(self.state[b], BlockState::Free | BlockState::Retired)
+            {
+                let local = (b % bpu) as u32;
+                self.units[b / bpu].free.retain(|&x| x != local);
+                self.state[b] = BlockState::Closed;
+            }
+        }
+        self.hybrid_map_lost = true;
     }
 }
 
@@ -303,12 +422,45 @@ impl Ftl {
         let mut out = vec![UnitScan::default(); self.units.len()];
         for (u, unit) in self.units.iter().enumerate() {
             let s = &mut out[u];
+            let roles = if self.hybrid.is_some() {
+                self.hybrid_block_roles(u as u32)
+            } else {
+                Vec::new()
+            };
             for b in 0..bpu {
                 let bid = (u as u32 * bpu + b) as usize;
                 let slc = !self.slc_mode.is_empty() && self.slc_mode[bid];
                 if !self.map_block.is_empty() && self.map_block[bid] {
                     // Translation pages and checkpoint records: the data
                     // blocks' summaries rebuild what they hold.
+                    continue;
+                }
+                if self.hybrid.is_some() {
+                    if matches!(
+                        self.state[bid],
+                        BlockState::Free | BlockState::Bad | BlockState::Retired
+                    ) {
+                        continue;
+                    }
+                    // Block or hybrid mapping: no summaries. A data block's
+                    // first page row names its logical block and a binary
+                    // search finds its write pointer (a full one needs no
+                    // search); a log's every written row is read (its units
+                    // are out of place).
+                    let rows_per_block = g.pages_per_block.max(1);
+                    let (log, wp) = roles[b as usize].unwrap_or((false, g.slots_per_block));
+                    let rows = wp.div_ceil(row).min(rows_per_block);
+                    let reads = if log {
+                        rows
+                    } else if rows >= rows_per_block {
+                        1
+                    } else {
+                        1 + (u32::BITS - rows_per_block.leading_zeros())
+                    };
+                    s.oob_reads += reads as u64;
+                    for r in 0..reads {
+                        s.array_time += read_time(slc, r);
+                    }
                     continue;
                 }
                 let written = match self.state[bid] {

@@ -263,11 +263,18 @@ impl Ftl {
 
     /// Move the latest version of `lpn` (on flash at `old`) to `new`.
     fn hybrid_move(&mut self, lpn: u32, old: u32, new: u32) {
+        if self.durability.is_some() {
+            self.journal_new_version(lpn, old, false);
+        }
         self.invalidate_slot(old);
         self.set_l2p(lpn, new);
         self.set_p2l(new, lpn);
         self.valid[(new / self.geo.slots_per_block) as usize] += 1;
         self.stats.merge_slots_copied += 1;
+        // The copy is a version of its own (the sequence number its
+        // out-of-band area holds).
+        self.seq += 1;
+        self.note_planned(new, lpn);
     }
 
     /// Record a merge's programs: `pus` (first slot offsets in block `bid`,
@@ -383,7 +390,9 @@ impl Ftl {
                 },
             };
             let bid = unit * self.geo.blocks_per_unit + block;
-            self.commit(Lpn(lpn), Ppa(bid * self.geo.slots_per_block + slot));
+            let ppa = bid * self.geo.slots_per_block + slot;
+            self.commit(Lpn(lpn), Ppa(ppa));
+            self.note_planned(ppa, lpn);
             i += 1;
         }
         self.close_open(unit, &mut open, steps);
@@ -688,6 +697,7 @@ impl Ftl {
                 // Host data: in the buffer (unless trimmed meanwhile).
                 if self.l2p(l) == IN_BUFFER {
                     self.commit(Lpn(l), Ppa(new));
+                    self.note_planned(new, l);
                     host_slots += 1;
                     true
                 } else {
@@ -823,6 +833,25 @@ impl Ftl {
         self.mapped = n;
     }
 
+    /// Role of each block of `unit` in the block map: (a log?, its write
+    /// pointer in slots), or None if it is neither a data block nor a log.
+    pub(super) fn hybrid_block_roles(&self, unit: u32) -> Vec<Option<(bool, u32)>> {
+        let mut roles = vec![None; self.geo.blocks_per_unit as usize];
+        let Some(h) = self.hybrid.as_ref() else {
+            return roles;
+        };
+        let um = &h.units[unit as usize];
+        for (lbn, &d) in um.data.iter().enumerate() {
+            if d != NONE {
+                roles[d as usize] = Some((false, um.dwp[lbn]));
+            }
+        }
+        for l in um.logs.iter().chain(um.sw.iter()) {
+            roles[l.block as usize] = Some((true, l.wp));
+        }
+        roles
+    }
+
     /// Block map consistency: each unit on flash is in its logical block's
     /// data block at its own place, or in one of its unit's logs; every
     /// data or log block is in use (not free); no block serves twice.
@@ -830,6 +859,9 @@ impl Ftl {
         let Some(h) = self.hybrid.as_ref() else {
             return Ok(());
         };
+        if self.hybrid_map_lost {
+            return Ok(());
+        }
         let (spb, bpu) = (self.geo.slots_per_block, self.geo.blocks_per_unit);
         let mut role = vec![0u8; self.valid.len()];
         for (u, um) in h.units.iter().enumerate() {
