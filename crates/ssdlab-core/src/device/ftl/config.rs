@@ -610,7 +610,7 @@ impl FtlFile {
             }
         };
         let checkpoints = checkpoint_interval.is_some() || checkpoint_log_size.is_some();
-        let mapping = self.resolve_mapping(&mapping_cache, checkpoints, wear_leveling, c);
+        let mapping = self.resolve_mapping(&mapping_cache, checkpoints, c);
         let validity_log = match ff.validity_log.trim() {
             "none" => None,
             v => {
@@ -716,7 +716,6 @@ impl FtlFile {
         &self,
         mapping_cache: &Option<Bytes>,
         checkpoints: bool,
-        wear_leveling: WearLeveling,
         c: &mut Collector,
     ) -> MappingScheme {
         let m = match self.mapping.trim() {
@@ -767,9 +766,6 @@ impl FtlFile {
                     "ftl.checkpoint_log_size"
                 };
                 not_yet(c, key, "mapping checkpoints");
-            }
-            if wear_leveling == WearLeveling::Static {
-                not_yet(c, "ftl.wear_leveling", "static wear levelling");
             }
         }
         m

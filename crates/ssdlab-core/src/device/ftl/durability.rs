@@ -48,10 +48,11 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Durability {
     entries: HashMap<u32, Entry, BuildHasherDefault<LpnHasher>>,
-    /// Block and hybrid mapping: the LPN and commit sequence of each slot
-    /// planned but not yet programmed (their programs are steps of a
-    /// group, timed after the plan).
-    planned: HashMap<u32, (u32, u64), BuildHasherDefault<LpnHasher>>,
+    /// Block and hybrid mapping: the LPN, commit sequence and block erase
+    /// count of each slot planned but not yet programmed (their programs
+    /// are steps of a group, timed after the plan, which may already have
+    /// counted a later erase of the block).
+    planned: HashMap<u32, (u32, u64, u32), BuildHasherDefault<LpnHasher>>,
 }
 
 /// What a power loss did to the mapping.
@@ -135,8 +136,14 @@ impl Ftl {
         if self.durability.is_none() {
             return;
         }
-        let latest = self.l2p(lpn.0) == ppa.0;
         let erases = self.erase_count[(ppa.0 / self.geo.slots_per_block) as usize];
+        self.programmed_at(lpn, ppa, seq, erases);
+    }
+
+    /// [`Ftl::programmed`], with the block's erase count when the version
+    /// was written there.
+    fn programmed_at(&mut self, lpn: Lpn, ppa: Ppa, seq: u64, erases: u32) {
+        let latest = self.l2p(lpn.0) == ppa.0;
         let Some(d) = self.durability.as_mut() else {
             return;
         };
@@ -160,8 +167,9 @@ impl Ftl {
     #[inline]
     pub(super) fn note_planned(&mut self, slot: u32, lpn: u32) {
         let seq = self.seq;
+        let erases = self.erase_count[(slot / self.geo.slots_per_block) as usize];
         if let Some(d) = self.durability.as_mut() {
-            d.planned.insert(slot, (lpn, seq));
+            d.planned.insert(slot, (lpn, seq, erases));
         }
     }
 
@@ -174,8 +182,8 @@ impl Ftl {
         }
         for s in first.0..first.0 + n {
             let planned = self.durability.as_mut().and_then(|d| d.planned.remove(&s));
-            if let Some((l, seq)) = planned {
-                self.programmed(Lpn(l), Ppa(s), seq);
+            if let Some((l, seq, erases)) = planned {
+                self.programmed_at(Lpn(l), Ppa(s), seq, erases);
             }
         }
     }

@@ -129,6 +129,8 @@ struct UnitMap {
     logs: Vec<Log>,
     /// FAST: the sequential log.
     sw: Option<Log>,
+    /// Groups planned (static wear levelling looks every 8th).
+    groups: u64,
 }
 
 /// Block and hybrid mapping state (see the module docs).
@@ -396,7 +398,64 @@ impl Ftl {
             i += 1;
         }
         self.close_open(unit, &mut open, steps);
+        if self.cfg.wear_leveling == super::WearLeveling::Static {
+            let um = &mut self.hybrid.as_mut().expect("hybrid").units[unit as usize];
+            um.groups += 1;
+            if um.groups.is_multiple_of(8) {
+                let busy: Vec<u32> = order.iter().map(|o| o.0).collect();
+                return self.hybrid_static_wl(unit, &busy, steps);
+            }
+        }
         true
+    }
+
+    /// Static wear levelling under block or hybrid mapping: when the unit's
+    /// most worn block has been erased more than `static_wl_threshold`
+    /// times more than its least worn data block, that block's logical
+    /// block (not one of `busy`, this group's) is copied by a full merge
+    /// into the most worn free block (cold data parks on worn flash) and the
+    /// cold block is erased, so dynamic wear levelling hands it to the
+    /// next writes. At most one such move per look; only while the unit
+    /// keeps more than two free blocks. Returns false if worn out.
+    fn hybrid_static_wl(&mut self, unit: u32, busy: &[u32], steps: &mut Vec<HybridStep>) -> bool {
+        let bpu = self.geo.blocks_per_unit;
+        let base = (unit * bpu) as usize;
+        let max = (base..base + bpu as usize)
+            .filter(|&b| !matches!(self.state[b], BlockState::Bad | BlockState::Retired))
+            .map(|b| self.erase_count[b])
+            .max()
+            .unwrap_or(0);
+        let um = &self.hybrid.as_ref().expect("hybrid").units[unit as usize];
+        let cold = um
+            .data
+            .iter()
+            .enumerate()
+            .filter(|&(lbn, &d)| d != NONE && !busy.contains(&(lbn as u32)))
+            .map(|(lbn, &d)| (self.erase_count[base + d as usize], lbn as u32))
+            .min();
+        let Some((e, lbn)) = cold else {
+            return true;
+        };
+        let free = &self.units[unit as usize].free;
+        if max - e <= self.cfg.static_wl_threshold || free.len() <= 2 {
+            return true;
+        }
+        // The most worn free block (the first of them in erase order).
+        let Some((i, _)) = free
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &b)| (self.erase_count[base + b as usize], std::cmp::Reverse(i)))
+        else {
+            return true;
+        };
+        let Some(nb) = self.units[unit as usize].free.remove(i) else {
+            return true;
+        };
+        self.stats.blocks_opened += 1;
+        self.stats.free_at_open += self.units[unit as usize].free.len() as u64;
+        self.state[base + nb as usize] = BlockState::Active;
+        self.stats.static_wl_runs += 1;
+        self.hybrid_full_merge_into(unit, lbn, &[], steps, nb)
     }
 
     /// Emit the open program unit (if any) as a program step; a log whose
@@ -676,12 +735,25 @@ impl Ftl {
         host: &[(u32, u32)],
         steps: &mut Vec<HybridStep>,
     ) -> bool {
-        let spb = self.geo.slots_per_block;
-        let spp = self.geo.slots_per_program;
-        let bpu = self.geo.blocks_per_unit;
         let Some(nb) = self.hybrid_block(unit) else {
             return false;
         };
+        self.hybrid_full_merge_into(unit, lbn, host, steps, nb)
+    }
+
+    /// [`Ftl::hybrid_full_merge`] into block `nb` of `unit` (taken from the
+    /// free list already).
+    fn hybrid_full_merge_into(
+        &mut self,
+        unit: u32,
+        lbn: u32,
+        host: &[(u32, u32)],
+        steps: &mut Vec<HybridStep>,
+        nb: u32,
+    ) -> bool {
+        let spb = self.geo.slots_per_block;
+        let spp = self.geo.slots_per_program;
+        let bpu = self.geo.blocks_per_unit;
         let nbid = unit * bpu + nb;
         let mut reads = Vec::new();
         let mut pus: Vec<u32> = Vec::new();
