@@ -25,7 +25,7 @@ pub struct ServeArgs {
     /// Change one value of the device or system: KEY=VALUE (repeatable), as for `ssdlab run`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Sparse file holding the drive's data (created if missing, kept): restart on it to get the data back. Default: a temporary file removed at exit.
+    /// Sparse file holding the drive's data (created if missing, kept): restart on it to get the data back. Default: a temporary file, unlinked as soon as it is open (nothing is left behind).
     #[arg(long, value_name = "PATH")]
     backing: Option<PathBuf>,
     /// Serve on this Unix socket (the default, at a temporary path).

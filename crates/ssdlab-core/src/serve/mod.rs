@@ -57,7 +57,7 @@ pub struct ServeSpec {
     /// The served drive's name in the system.
     pub drive: String,
     /// The sparse file holding the drive's data (created if missing, kept);
-    /// `None`: a temporary file removed when the server stops.
+    /// `None`: a temporary file, unlinked as soon as it is open.
     pub backing: Option<PathBuf>,
     /// Preconditioning of the simulated drive before serving.
     pub precondition: Precondition,
