@@ -220,20 +220,7 @@ fn runs_hybrid_mapping_cannot_have_are_refused() {
         e.contains("precondition steady") && e.contains("bast"),
         "{e}"
     );
-    // A power loss is modelled (tests/power_loss.rs), but not a capacitor
-    // energy budget that cannot finish the flush.
-    let mut plp = dev.clone();
-    plp.cache.power_loss_protection = true;
-    plp.cache.capacitor_energy = Some(ssdlab_core::units::Energy(1e-3));
-    let mut s = System::new(plp, &w, "w.fio", 1, Precondition::Fill).unwrap();
-    let e = s
-        .power_loss_at(Time::from_secs_f64(0.001))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("--power-loss-at") && e.contains("bast mapping") && e.contains("capacitor"),
-        "{e}"
-    );
+    // A power loss is modelled (tests/power_loss.rs).
     let mut s = System::new(dev, &w, "w.fio", 1, Precondition::Fill).unwrap();
     assert!(s.power_loss_at(Time::from_secs_f64(0.001)).is_ok());
 }

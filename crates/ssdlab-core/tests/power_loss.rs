@@ -324,14 +324,57 @@ fn power_losses_that_cannot_happen_are_refused_with_the_reason() {
     let ram = Device::preset("seed000-eisc-ramdisk").unwrap();
     let e = refused(ram, short, Time::from_secs_f64(0.001), false);
     assert!(e.contains("RAM disk") && e.contains("nvme0"), "{e}");
-    let mut bast = small_hybrid("bast", 2);
-    bast.cache.power_loss_protection = true;
-    bast.cache.capacitor_energy = Some(ssdlab_core::units::Energy(1e-3));
-    let e = refused(bast, short, Time::from_secs_f64(0.001), false);
-    assert!(
-        e.contains("bast mapping") && e.contains("cache.capacitor_energy"),
-        "{e}"
+}
+
+#[test]
+fn capacitors_too_small_lose_the_rest_under_hybrid_mapping_too() {
+    // BAST with protection and a power model: without a budget nothing is
+    // lost; with half the energy that flush took, the capacitors save the
+    // groups' host data first, then the buffer, and what they do not reach
+    // is lost, unit for unit.
+    let text = common::SMALL_SLC
+        .replace("page_size = \"4KiB\"", "page_size = \"16KiB\"")
+        .replace("[ftl]\n", "[ftl]\nmapping = \"bast\"\nlog_blocks = 2\n")
+        .replace(
+            "write_buffer = \"256KiB\"",
+            "write_buffer = \"256KiB\"\npower_loss_protection = true",
+        )
+        + "[power]\nnand_program_energy = \"50uJ\"\nother_power = \"2W\"\n";
+    let dev = common::device(&text, "small-bast-plp");
+    // 16 KiB writes: each group under way holds a whole program unit.
+    let job = "[w]\nrw=randwrite\nbs=16k\niodepth=16\nnumber_ios=20000\n";
+    let at = Time::from_secs_f64(0.0173);
+    let full = lose_power(dev.clone(), job, Precondition::Fill, at);
+    assert_eq!(
+        (full.units_lost, full.units_beyond_capacitors),
+        (0, 0),
+        "{full:?}"
     );
+    let need = full.capacitor_flush_energy_j.expect("a power model");
+    assert!(full.units_saved_by_capacitors > 4, "{full:?}");
+    // Half the energy, and a quarter: less than the 16 units of host data
+    // the groups under way hold at this instant need, so only the first
+    // planned of them are saved (8) and nothing of the buffer (saving them
+    // all instead fails the count below).
+    for budget in [need / 2.0, need / 4.0] {
+        let mut d = dev.clone();
+        d.cache.capacitor_energy = Some(ssdlab_core::units::Energy(budget));
+        let r = lose_power(d, job, Precondition::Fill, at);
+        assert!(
+            r.capacitor_flush_energy_j.is_some_and(|e| e <= budget),
+            "{r:?}"
+        );
+        assert!(
+            r.units_saved_by_capacitors > 0 && r.units_beyond_capacitors > 0,
+            "{r:?}"
+        );
+        assert_eq!(
+            r.units_saved_by_capacitors + r.units_beyond_capacitors,
+            full.units_saved_by_capacitors
+        );
+        assert_eq!(r.units_lost, r.units_beyond_capacitors, "{budget} J: {r:?}");
+        assert_eq!(r.relocated_units_lost, 0, "{r:?}");
+    }
 }
 
 #[test]

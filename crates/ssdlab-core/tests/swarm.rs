@@ -28,8 +28,7 @@
 //!
 //! Half the cases (their own draw) use block, BAST or FAST mapping (issue
 //! 14, part 3) instead of page mapping; they lose power as page mapping
-//! does (but not with a capacitor energy budget: modelled for page mapping
-//! only), and no unit only a merge had moved may be lost. A third of the
+//! does, and no unit only a merge had moved may be lost. A third of the
 //! page-mapped ones keep an L-log (part 2: validity pages on flash, 1 or 2
 //! of them cached).
 
@@ -228,12 +227,7 @@ fn case(seed: u64) -> Result<String, String> {
     let mut pl_rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_7765_725f_6c6f);
     let power_loss = pl_rng
         .gen_bool(1.0 / 3.0)
-        .then(|| pl_rng.gen_range(0.05..0.95))
-        // A capacitor energy budget is modelled for page mapping only.
-        .filter(|_| {
-            dev.ftl.mapping == ssdlab_core::config::MappingScheme::Page
-                || dev.cache.capacitor_energy.is_none()
-        });
+        .then(|| pl_rng.gen_range(0.05..0.95));
     let dev_again = dev.clone();
     let mut s = System::new(dev, &w, "swarm", seed, Precondition::Fresh)
         .map_err(|e| format!("{summary}: {e}"))?;

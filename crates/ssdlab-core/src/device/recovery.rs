@@ -257,9 +257,9 @@ impl Drive {
             } else {
                 0
             };
-            let lost = self.capacitors_save(&mut r, in_groups);
+            let (lost, groups_saved) = self.capacitors_save(&mut r, in_groups);
             if hybrid {
-                self.ftl.hybrid_save_host_versions();
+                self.ftl.hybrid_save_host_versions(groups_saved);
             }
             lost
         } else {
@@ -307,8 +307,9 @@ impl Drive {
 
     /// The power-loss flush with power-loss protection: the programs
     /// running finish, then the GC copies and dirty host data in DRAM
-    /// (with block or hybrid mapping also the `hybrid_units` of host data
-    /// in the groups under way, whose merges are abandoned) are
+    /// (with block or hybrid mapping first the `hybrid_units` of host data
+    /// in the groups under way, whose merges are abandoned; how many of
+    /// them the energy covered is returned with the unfinished programs) are
     /// programmed (in [`crate::device::cache::DataCache::buffered_in_flush_order`]).
     /// With `cache.capacitor_energy`, the flush stops at the largest number
     /// of units whose energy the capacitors hold: what comes after (whole
@@ -316,7 +317,11 @@ impl Drive {
     /// programs it leaves unfinished are returned (as first slot and
     /// length) for [`crate::ftl::Ftl::power_loss`]. Fills the flush's part
     /// of `r`.
-    fn capacitors_save(&mut self, r: &mut RecoveryReport, hybrid_units: u64) -> Vec<(Ppa, u32)> {
+    fn capacitors_save(
+        &mut self,
+        r: &mut RecoveryReport,
+        hybrid_units: u64,
+    ) -> (Vec<(Ppa, u32)>, u64) {
         let running: Vec<(u32, Ppa, u64)> = self
             .prog_at
             .iter()
@@ -360,9 +365,10 @@ impl Drive {
                 (time, energy) = self.capacitor_flush(saved);
             }
         }
-        // (A drive with block or hybrid mapping has no energy budget: its
-        // groups' programs all finish.)
-        let (mut left, mut done) = (saved.saturating_sub(hybrid_units), hybrid_units.min(saved));
+        // Block or hybrid mapping: the groups' host data goes first (in
+        // plan order), then the buffer.
+        let groups_saved = hybrid_units.min(saved);
+        let (mut left, mut done) = (saved - groups_saved, groups_saved);
         let mut lost = Vec::new();
         for (pid, first, seq) in running {
             let n = self.progs[pid as usize].0.len() as u64;
@@ -395,7 +401,7 @@ impl Drive {
         r.units_beyond_capacitors = units - saved;
         r.capacitor_flush_s = time.as_secs_f64();
         r.capacitor_flush_energy_j = energy;
-        lost
+        (lost, groups_saved)
     }
 
     /// Time and energy (with a power model) for the capacitors to program

@@ -337,17 +337,6 @@ impl System {
                 self.names[i]
             )));
         }
-        if let Some(i) = self
-            .drives
-            .iter()
-            .position(|d| d.ftl.is_hybrid() && d.dev.cache.capacitor_energy.is_some())
-        {
-            return Err(SimError::Device(format!(
-                "--power-loss-at: drive {} uses {} mapping (ftl.mapping) with a capacitor energy budget (cache.capacitor_energy); a flush the capacitors cannot finish is modelled for page mapping only, for now (remove the budget: the capacitors then save everything DRAM holds)",
-                self.names[i],
-                self.drives[i].dev.ftl.mapping.name()
-            )));
-        }
         for d in &mut self.drives {
             d.track_durability();
         }

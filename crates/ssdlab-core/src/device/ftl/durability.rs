@@ -193,34 +193,38 @@ impl Ftl {
     /// finished) is still in DRAM, so the capacitors save it as they save
     /// the buffer; their merges are abandoned (the units they were copying
     /// go back to their old places, still intact: [`Ftl::power_loss`]).
+    /// At most `limit` of them (what the capacitors' energy covers), in
+    /// the order they were planned; the rest stay in the journal (lost).
     /// Returns how many units this saves.
-    pub fn hybrid_save_host_versions(&mut self) -> u64 {
+    pub fn hybrid_save_host_versions(&mut self, limit: u64) -> u64 {
         if self.hybrid.is_none() {
             return 0;
         }
-        let Some(d) = self.durability.as_mut() else {
+        let Some(d) = self.durability.as_ref() else {
             return 0;
         };
-        let host: Vec<u32> = d
+        // (planned commit sequence, LPN) of host data in groups under way.
+        let mut host: Vec<(u64, u32)> = d
             .entries
             .iter()
             .filter(|(_, e)| e.host)
-            .map(|(&l, _)| l)
+            .filter_map(|(&l, _)| {
+                let cur = self.l2p(l);
+                (cur < IN_BUFFER).then(|| (d.planned.get(&cur).map_or(0, |p| p.1), l))
+            })
             .collect();
-        let mut saved = 0;
-        for l in host {
+        host.sort_unstable();
+        host.truncate(limit as usize);
+        for &(_, l) in &host {
+            // Planned, not programmed: saved from DRAM instead.
             let cur = self.l2p(l);
-            if cur < IN_BUFFER {
-                // Planned, not programmed: saved from DRAM instead.
-                self.invalidate_slot(cur);
-                self.set_l2p(l, IN_BUFFER);
-                saved += 1;
-            }
+            self.invalidate_slot(cur);
+            self.set_l2p(l, IN_BUFFER);
             if let Some(d) = self.durability.as_mut() {
                 d.entries.remove(&l);
             }
         }
-        saved
+        host.len() as u64
     }
 
     /// Units [`Ftl::hybrid_save_host_versions`] would save.
