@@ -144,6 +144,15 @@ pub(super) struct Hybrid {
     clock: u64,
 }
 
+/// Which free block [`Ftl::hybrid_alloc`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// The allocator's usual choice (first free, or least worn).
+    Next,
+    /// The most worn (the first of them in erase order).
+    MostWorn,
+}
+
 /// Where a slot goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dest {
@@ -228,19 +237,33 @@ impl Ftl {
         }
     }
 
-    /// Take an erased block of `unit` for a data or log block.
-    fn hybrid_alloc(&mut self, unit: u32) -> Option<u32> {
+    /// Take an erased block of `unit` for a data or log block: the first
+    /// free one, the least worn with wear levelling, or (`Pick::MostWorn`,
+    /// static wear levelling's destination for cold data) the most worn.
+    fn hybrid_alloc(&mut self, unit: u32, pick: Pick) -> Option<u32> {
         let u = &mut self.units[unit as usize];
-        let b = if self.cfg.wear_leveling == super::WearLeveling::None {
-            u.free.pop_front()?
-        } else {
-            let base = (unit * self.geo.blocks_per_unit) as usize;
-            let (i, _) = u
-                .free
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, &b)| (self.erase_count[base + b as usize], i))?;
-            u.free.remove(i)?
+        let base = (unit * self.geo.blocks_per_unit) as usize;
+        let erases = |b: u32| self.erase_count[base + b as usize];
+        let b = match pick {
+            Pick::Next if self.cfg.wear_leveling == super::WearLeveling::None => {
+                u.free.pop_front()?
+            }
+            Pick::Next => {
+                let (i, _) = u
+                    .free
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|&(i, &b)| (erases(b), i))?;
+                u.free.remove(i)?
+            }
+            Pick::MostWorn => {
+                let (i, _) = u
+                    .free
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|&(i, &b)| (erases(b), std::cmp::Reverse(i)))?;
+                u.free.remove(i)?
+            }
         };
         self.stats.blocks_opened += 1;
         self.stats.free_at_open += u.free.len() as u64;
@@ -338,7 +361,7 @@ impl Ftl {
                             .map(|o| (o.1, o.2))
                             .collect();
                         i += host.len();
-                        if !self.hybrid_full_merge(unit, lbn, &host, steps) {
+                        if !self.hybrid_full_merge(unit, lbn, &host, steps, Pick::Next) {
                             return false;
                         }
                         continue;
@@ -363,7 +386,7 @@ impl Ftl {
                     let b = um.data[lbn as usize];
                     let b = if b == NONE {
                         self.close_open(unit, &mut open, steps);
-                        let Some(b) = self.hybrid_block(unit) else {
+                        let Some(b) = self.hybrid_block(unit, Pick::Next) else {
                             return false;
                         };
                         let um = &mut self.hybrid.as_mut().expect("hybrid").units[unit as usize];
@@ -436,26 +459,13 @@ impl Ftl {
         let Some((e, lbn)) = cold else {
             return true;
         };
-        let free = &self.units[unit as usize].free;
-        if max - e <= self.cfg.static_wl_threshold || free.len() <= 2 {
+        if max.saturating_sub(e) <= self.cfg.static_wl_threshold
+            || self.units[unit as usize].free.len() <= 2
+        {
             return true;
         }
-        // The most worn free block (the first of them in erase order).
-        let Some((i, _)) = free
-            .iter()
-            .enumerate()
-            .max_by_key(|&(i, &b)| (self.erase_count[base + b as usize], std::cmp::Reverse(i)))
-        else {
-            return true;
-        };
-        let Some(nb) = self.units[unit as usize].free.remove(i) else {
-            return true;
-        };
-        self.stats.blocks_opened += 1;
-        self.stats.free_at_open += self.units[unit as usize].free.len() as u64;
-        self.state[base + nb as usize] = BlockState::Active;
         self.stats.static_wl_runs += 1;
-        self.hybrid_full_merge_into(unit, lbn, &[], steps, nb)
+        self.hybrid_full_merge(unit, lbn, &[], steps, Pick::MostWorn)
     }
 
     /// Emit the open program unit (if any) as a program step; a log whose
@@ -482,9 +492,10 @@ impl Ftl {
         }
     }
 
-    /// An erased block for `unit`, or None (worn out, with the reason set).
-    fn hybrid_block(&mut self, unit: u32) -> Option<u32> {
-        let b = self.hybrid_alloc(unit);
+    /// An erased block for `unit` (`pick`), or None (worn out, with the
+    /// reason set).
+    fn hybrid_block(&mut self, unit: u32, pick: Pick) -> Option<u32> {
+        let b = self.hybrid_alloc(unit, pick);
         if b.is_none() && self.worn_out.is_none() {
             self.worn_out = Some(format!(
                 "worn out: parallel unit {unit} has no erased block left for {} mapping ({} blocks retired in service)",
@@ -555,7 +566,7 @@ impl Ftl {
                         return None;
                     }
                 }
-                let b = self.hybrid_block(unit)?;
+                let b = self.hybrid_block(unit, Pick::Next)?;
                 let log = Log {
                     block: b,
                     lbn,
@@ -615,7 +626,7 @@ impl Ftl {
                     return None;
                 }
             }
-            let b = self.hybrid_block(unit)?;
+            let b = self.hybrid_block(unit, Pick::Next)?;
             let um = &mut self.hybrid.as_mut().expect("hybrid").units[unit as usize];
             um.logs.push(Log {
                 block: b,
@@ -649,7 +660,7 @@ impl Ftl {
         lbns.sort_unstable();
         lbns.dedup();
         for lbn in lbns {
-            if !self.hybrid_full_merge(unit, lbn, &[], steps) {
+            if !self.hybrid_full_merge(unit, lbn, &[], steps, Pick::Next) {
                 return false;
             }
         }
@@ -667,7 +678,7 @@ impl Ftl {
         let bpu = self.geo.blocks_per_unit;
         let lbn = log.lbn;
         if !log.aligned {
-            return self.hybrid_full_merge(unit, lbn, &[], steps)
+            return self.hybrid_full_merge(unit, lbn, &[], steps, Pick::Next)
                 && self.erase_if_empty(unit, log.block, steps);
         }
         let lbid = unit * bpu + log.block;
@@ -726,31 +737,19 @@ impl Ftl {
     }
 
     /// Full merge of `lbn`: every valid unit (wherever it is) and the `host`
-    /// writes (place, LPN) into a new block in place order; the old data
-    /// block, and BAST's log of it, erased.
+    /// writes (place, LPN) into a new block (`pick`) in place order; the old
+    /// data block, and BAST's log of it, erased.
     fn hybrid_full_merge(
         &mut self,
         unit: u32,
         lbn: u32,
         host: &[(u32, u32)],
         steps: &mut Vec<HybridStep>,
+        pick: Pick,
     ) -> bool {
-        let Some(nb) = self.hybrid_block(unit) else {
+        let Some(nb) = self.hybrid_block(unit, pick) else {
             return false;
         };
-        self.hybrid_full_merge_into(unit, lbn, host, steps, nb)
-    }
-
-    /// [`Ftl::hybrid_full_merge`] into block `nb` of `unit` (taken from the
-    /// free list already).
-    fn hybrid_full_merge_into(
-        &mut self,
-        unit: u32,
-        lbn: u32,
-        host: &[(u32, u32)],
-        steps: &mut Vec<HybridStep>,
-        nb: u32,
-    ) -> bool {
         let spb = self.geo.slots_per_block;
         let spp = self.geo.slots_per_program;
         let bpu = self.geo.blocks_per_unit;

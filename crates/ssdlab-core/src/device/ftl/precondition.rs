@@ -1,0 +1,312 @@
+//! The functional (untimed) write path the preconditioner uses: the
+//! sequential fill (per block in closed form where it applies, else per
+//! LPN) and the steady state of random overwrites with inline GC.
+
+use super::map::SeqFill;
+use super::{BlockState, Ftl, IN_BUFFER};
+use crate::units::{Lpn, Ppa};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+impl Ftl {
+    fn next_unit_functional(&mut self) -> u32 {
+        let n = self.stripe.len();
+        for _ in 0..n {
+            let u = self.stripe[self.stripe_pos % n];
+            self.stripe_pos = (self.stripe_pos + 1) % n;
+            if self.can_allocate(u, true) {
+                return u;
+            }
+        }
+        // Every unit is at its host floor: collect on the next one regardless.
+        let u = self.stripe[self.stripe_pos % n];
+        self.stripe_pos = (self.stripe_pos + 1) % n;
+        u
+    }
+
+    /// Collect one victim on `unit` functionally, relocating valid data within the unit.
+    fn gc_functional(&mut self, unit: u32) -> bool {
+        let Some(victim) = self.select_victim(unit) else {
+            return false;
+        };
+        let moved = self.valid_slots(victim);
+        let mut pending: Vec<Lpn> = Vec::with_capacity(moved.len());
+        let mut tpages = Vec::new();
+        // Each relocation reads a random L2P entry: ask for the entries a
+        // few slots ahead so their cache misses overlap.
+        const AHEAD: usize = 16;
+        for &(_, l) in moved.iter().take(AHEAD) {
+            self.l2p.prefetch(l.0 as usize);
+        }
+        for (i, &(ppa, lpn)) in moved.iter().enumerate() {
+            if let Some(&(_, l)) = moved.get(i + AHEAD) {
+                self.l2p.prefetch(l.0 as usize);
+            }
+            match self.as_translation_page(lpn) {
+                None => {
+                    if self.relocate_to_buffer(ppa, lpn) {
+                        pending.push(lpn);
+                    }
+                }
+                Some(t) => {
+                    if self.relocate_translation(ppa, t) {
+                        tpages.push(t);
+                    }
+                }
+            }
+        }
+        self.erase(victim);
+        self.program_functional(unit, &pending);
+        for t in tpages {
+            self.stage_translation_functional(unit, t);
+        }
+        true
+    }
+
+    /// Program `lpns` (latest versions in the buffer) into `unit`, in whole
+    /// program units; a remainder waits for the next batch on that unit.
+    fn program_functional(&mut self, unit: u32, lpns: &[Lpn]) {
+        let spp = self.geo.slots_per_program as usize;
+        let mut pending = std::mem::take(&mut self.leftover[unit as usize]);
+        pending.extend_from_slice(lpns);
+        let full = pending.len() / spp * spp;
+        for chunk in pending[..full].chunks(spp) {
+            let Some(first) = self.allocate_program(unit, false) else {
+                // Cannot happen while the GC reserve holds; keep the rest buffered.
+                self.leftover[unit as usize] = pending;
+                return;
+            };
+            for (i, &l) in chunk.iter().enumerate() {
+                self.commit(l, Ppa(first.0 + i as u32));
+            }
+        }
+        pending.drain(..full);
+        self.leftover[unit as usize] = pending;
+    }
+
+    /// Program every unit's remainder (padding the last program unit).
+    fn flush_leftovers(&mut self) {
+        self.flush_translation_leftovers();
+        for u in 0..self.geo.units {
+            let rest = std::mem::take(&mut self.leftover[u as usize]);
+            if rest.is_empty() {
+                continue;
+            }
+            if let Some(first) = self.allocate_program(u, false) {
+                for (i, &l) in rest.iter().enumerate() {
+                    if self.l2p(l.0) == IN_BUFFER {
+                        self.commit(l, Ppa(first.0 + i as u32));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Write a batch of one program unit of LPNs (functional), with inline GC.
+    /// GC runs while the unit's free blocks are at or below the hard
+    /// threshold: the equilibrium of a drive saturated by writes, where host
+    /// writes stall there and GC sets the pace.
+    fn write_batch_functional(&mut self, lpns: &[Lpn]) {
+        // Random LPNs: overlap their L2P misses, then their old slots' P2L misses.
+        for &l in lpns {
+            self.l2p.prefetch(l.0 as usize);
+        }
+        for &l in lpns {
+            let old = self.l2p(l.0);
+            if old < IN_BUFFER {
+                self.p2l.prefetch(old as usize);
+            }
+        }
+        for &l in lpns {
+            // As write_to_buffer, without counting mapped units: the fill
+            // maps every one (see fill_sequential).
+            let old = self.l2p(l.0);
+            if old < IN_BUFFER {
+                self.invalidate_slot(old);
+            }
+            self.set_l2p(l.0, IN_BUFFER);
+            self.stats.host_slots += 1;
+        }
+        let unit = self.next_unit_functional();
+        let mut guard = 0;
+        while self.free_blocks(unit) <= self.cfg.gc_hard_threshold && guard < 64 {
+            if !self.gc_functional(unit) {
+                break;
+            }
+            guard += 1;
+        }
+        self.program_functional(unit, lpns);
+    }
+
+    /// Precondition: write every LPN once, sequentially. On a fresh FTL
+    /// without an SLC cache, where the fill needs no GC, this runs per
+    /// block, not per LPN: the block metadata and counters are exactly the
+    /// per-LPN fill's, and the mapping is [`SeqFill`]'s closed form until
+    /// something overwrites it (cost: one step per block the fill opens, no
+    /// mapping memory touched).
+    pub fn fill_sequential(&mut self) {
+        if self.hybrid.is_some() {
+            return self.hybrid_fill();
+        }
+        self.fill_data_sequential();
+        // With a cached mapping, the fill also wrote the mapping out.
+        self.write_translation_pages();
+    }
+
+    /// [`Ftl::fill_sequential`]'s user data.
+    fn fill_data_sequential(&mut self) {
+        let n = self.lpns;
+        let fill = SeqFill::new(&self.geo, &self.stripe, n);
+        let fresh = self.seq == 0
+            && self.stripe_pos == 0
+            && self.fill.n == 0
+            && self.slc.is_none()
+            && self.stats.host_slots == 0
+            && self.stats.programmed_slots == 0
+            && self.geo.bad_per_unit == 0
+            && self.units.iter().all(|u| u.active.is_none());
+        if !(fresh && fill.applies(self.cfg.gc_hard_threshold + self.replacements_per_unit())) {
+            return self.fill_sequential_per_lpn();
+        }
+        // Nothing written yet: every table entry is still at its default.
+        debug_assert_eq!(self.l2p.written() + self.p2l.written(), 0);
+        // Batch k (one program unit of LPNs) goes to unit stripe[k mod U]
+        // (no unit reaches its host floor: `applies`), so each unit's
+        // programs are known in advance and the units are independent but
+        // for the counters: run a unit's programs a block at a time. Each
+        // block is opened by the allocator itself (free-list order, wear
+        // levelling, the previous block's close) with the sequence number
+        // it would have seen; the rest of its programs only advance the
+        // frontier. Same state as the per-LPN fill (tested).
+        let spp = self.geo.slots_per_program as u64;
+        let ppb = (self.geo.slots_per_block as u64 / spp).max(1);
+        let batches = n.div_ceil(spp);
+        let nunits = self.stripe.len() as u64;
+        for p in 0..nunits.min(batches) {
+            let unit = self.stripe[p as usize];
+            // Programs of this unit: batches p, p + U, p + 2U, ...
+            let programs = (batches - p).div_ceil(nunits);
+            let mut j = 0;
+            while j < programs {
+                let last = programs.min(j + ppb - j % ppb);
+                let k = j * nunits + p;
+                self.seq = k * spp;
+                let first = self.allocate_program(unit, false);
+                assert!(
+                    first.is_some_and(|f| f.0 == fill.slot_of((k * spp) as u32)),
+                    "sequential fill: program unit of LPN {} at {first:?}, closed form {}",
+                    k * spp,
+                    fill.slot_of((k * spp) as u32)
+                );
+                let Some(first) = first else { break };
+                let block = first.0 / self.geo.slots_per_block;
+                let Some((blk, after_first)) = self.units[unit as usize].active else {
+                    break;
+                };
+                // Programs j+1 .. last-1 of this block, as allocate_native
+                // would do them one by one.
+                let more = last - j - 1;
+                if more > 0 {
+                    let next = after_first + (more * spp) as u32;
+                    self.units[unit as usize].active =
+                        Some((blk, next.min(self.geo.slots_per_block)));
+                    self.stats.programmed_slots += more * spp;
+                    if next >= self.geo.slots_per_block {
+                        self.state[block as usize] = BlockState::Closed;
+                        self.close_seq[block as usize] = (last - 1) * nunits * spp + p * spp;
+                    }
+                }
+                // Slots filled in this block: whole batches but the fill's
+                // last, which holds what is left.
+                let lpn_end = (((last - 1) * nunits + p + 1) * spp).min(n);
+                let slots = (last - j - 1) * spp + lpn_end - ((last - 1) * nunits + p) * spp;
+                self.valid[block as usize] += slots as u32;
+                j = last;
+            }
+        }
+        self.stats.host_slots += n;
+        self.stripe_pos = (batches % nunits.max(1)) as usize;
+        self.seq = n;
+        self.fill = fill;
+        self.mapped = n;
+    }
+
+    /// [`Ftl::fill_sequential`] LPN by LPN (when the closed form does not
+    /// apply, and in tests as its reference).
+    pub(super) fn fill_sequential_per_lpn(&mut self) {
+        let spp = self.geo.slots_per_program as usize;
+        let n = self.lpns as usize;
+        let mut batch = Vec::with_capacity(spp);
+        for l in 0..n {
+            batch.push(Lpn(l as u32));
+            if batch.len() == spp {
+                self.write_batch_functional(&batch);
+                batch.clear();
+            }
+        }
+        if !batch.is_empty() {
+            self.write_batch_functional(&batch);
+        }
+        self.flush_leftovers();
+        // Every logical unit has been written once.
+        self.mapped = n as u64;
+    }
+
+    /// Precondition to steady state: fill, then uniformly random overwrites
+    /// until the windowed WAF changes by under 1% across two consecutive
+    /// windows of capacity/16 writes (at least one full drive write, at most
+    /// `max_drive_writes`). Returns (drive writes done, final window WAF).
+    pub fn precondition_steady(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
+        self.fill_sequential();
+        self.precondition_steady_after_fill(seed, max_drive_writes)
+    }
+
+    /// [`Ftl::precondition_steady`] from a filled drive on.
+    pub(super) fn precondition_steady_after_fill(
+        &mut self,
+        seed: u64,
+        max_drive_writes: f64,
+    ) -> (f64, f64) {
+        // It rewrites the whole table at random: dense from the start.
+        self.l2p.densify();
+        let n = self.lpns;
+        let spp = self.geo.slots_per_program as usize;
+        let window = (n / 16).max(spp as u64);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5354_4541_4459);
+        let mut batch = Vec::with_capacity(spp);
+        let mut written = 0u64;
+        let mut last_waf = 0.0;
+        let mut stable = 0;
+        let max = (max_drive_writes * n as f64) as u64;
+        loop {
+            let start = self.stats.clone();
+            let mut w = 0;
+            while w < window {
+                batch.push(Lpn(rng.gen_range(0..n) as u32));
+                if batch.len() == spp {
+                    self.write_batch_functional(&batch);
+                    batch.clear();
+                }
+                w += 1;
+            }
+            written += window;
+            let host = (self.stats.host_slots - start.host_slots) as f64;
+            let prog = (self.stats.programmed_slots - start.programmed_slots) as f64;
+            let waf = prog / host.max(1.0);
+            if written >= n && (waf - last_waf).abs() / waf.max(1e-9) < 0.01 {
+                stable += 1;
+            } else {
+                stable = 0;
+            }
+            last_waf = waf;
+            if stable >= 2 || written >= max {
+                break;
+            }
+        }
+        if !batch.is_empty() {
+            self.write_batch_functional(&batch);
+        }
+        self.flush_leftovers();
+        (written as f64 / n as f64, last_waf)
+    }
+}
