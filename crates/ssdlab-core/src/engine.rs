@@ -4,6 +4,9 @@
 
 use crate::units::Time;
 
+mod calendar;
+pub use calendar::Calendar;
+
 /// A scheduled event and its key: time (ps) in the high 64 bits, the
 /// scheduling sequence number in the low 64 (unique, so no two keys tie).
 #[derive(Clone, Copy)]
@@ -196,6 +199,21 @@ impl FifoServer {
             self.busy_until = t;
         }
     }
+    /// When [`FifoServer::reserve`] of `service` ready at `at` would start,
+    /// without booking it: in the remembered idle gap if it fits there,
+    /// otherwise after everything booked.
+    #[inline]
+    pub fn start_for(&self, at: Time, service: Time) -> Time {
+        let s = if at > self.gap_from {
+            at
+        } else {
+            self.gap_from
+        };
+        if s + service <= self.gap_to {
+            return s;
+        }
+        self.busy_until.max(at)
+    }
     /// Time the server becomes free.
     #[inline]
     pub fn free_at(&self) -> Time {
@@ -299,6 +317,19 @@ mod tests {
     }
 
     #[test]
+    fn start_for_predicts_reserve() {
+        let mut s = FifoServer::default();
+        s.reserve(Time::ns(100), Time::ns(10));
+        // Fits in the gap [0, 100) at its ready time; too long for it: after.
+        assert_eq!(s.start_for(Time::ns(20), Time::ns(30)), Time::ns(20));
+        assert_eq!(s.start_for(Time::ns(80), Time::ns(30)), Time::ns(110));
+        assert_eq!(
+            s.reserve(Time::ns(80), Time::ns(30)),
+            (Time::ns(110), Time::ns(140))
+        );
+    }
+
+    #[test]
     fn booking_ahead_leaves_a_usable_gap() {
         let mut s = FifoServer::default();
         // Booked ahead: [100, 110).
@@ -320,212 +351,5 @@ mod tests {
             s.reserve(Time::ns(60), Time::ns(30)),
             (Time::ns(110), Time::ns(140))
         );
-    }
-}
-
-/// A server whose work can be booked ahead, in any order: each booking takes
-/// idle time from its ready time on, filling the holes earlier bookings left
-/// (a reservation calendar, fluid at the booking's granularity).
-/// Used for links several drives share (switch uplinks), where cut-through
-/// transfers are booked ahead of when they run and a FIFO's single "busy
-/// until" would push one drive's whole backlog in front of another's: here
-/// the second drive's transfers fill the holes the first one's leave, as a
-/// switch's arbiter interleaves their TLPs.
-///
-/// Busy stretches that ended before the time given to [`Calendar::forget_before`]
-/// (the event loop's clock: nothing is booked earlier) are dropped, so the
-/// calendar holds only work still ahead.
-#[derive(Debug, Clone, Default)]
-pub struct Calendar {
-    /// Busy stretches (start ps, end ps), sorted, non-overlapping, adjacent
-    /// ones merged; those before `head` have ended (forgotten).
-    busy: Vec<(u64, u64)>,
-    head: usize,
-    total: Time,
-    floor: u64,
-}
-
-impl Calendar {
-    /// Nothing will be booked before `t` from now on: forget what ended earlier.
-    #[inline]
-    pub fn forget_before(&mut self, t: Time) {
-        self.floor = self.floor.max(t.0);
-    }
-
-    /// Book `service` of work ready at `at`: it takes the idle time from
-    /// `at` on, hole by hole, until it has had `service` of it (an arbiter
-    /// interleaving its TLPs with the work already booked); returns (first
-    /// start, last end).
-    pub fn reserve(&mut self, at: Time, service: Time) -> (Time, Time) {
-        self.total += service;
-        while self
-            .busy
-            .get(self.head)
-            .is_some_and(|&(_, e)| e <= self.floor)
-        {
-            self.head += 1;
-        }
-        if self.head >= 32 && self.head * 2 >= self.busy.len() {
-            self.busy.drain(..self.head);
-            self.head = 0;
-        }
-        let mut need = service.0;
-        if need == 0 {
-            return (at, at);
-        }
-        let mut s = at.0;
-        // Ready after everything booked: append (the common case).
-        let live = self.busy.len() > self.head;
-        match self.busy.last_mut() {
-            Some(last) if live && last.1 <= s => {
-                if last.1 == s {
-                    last.1 = s + need;
-                } else {
-                    self.busy.push((s, s + need));
-                }
-                return (at, Time(s + need));
-            }
-            // Ready inside the last busy stretch: queue right behind it.
-            Some(last) if live && last.0 <= s => {
-                let start = last.1;
-                last.1 += need;
-                return (Time(start), Time(start + need));
-            }
-            None => {
-                self.busy.push((s, s + need));
-                return (at, Time(s + need));
-            }
-            _ => {}
-        }
-        let mut first = None;
-        loop {
-            // The first stretch that ends after `s` (ends are sorted too).
-            // Requests cluster near the present: scan on from the head a
-            // few stretches, then search the rest.
-            let mut i = self.head;
-            let near = self.busy.len().min(self.head + 8);
-            while i < near && self.busy[i].1 <= s {
-                i += 1;
-            }
-            if i == near {
-                i += self.busy[i..].partition_point(|&(_, e)| e <= s);
-            }
-            let next = match self.busy.get(i) {
-                Some(&(st, e)) if st <= s => {
-                    // Inside a busy stretch: skip it.
-                    s = e;
-                    continue;
-                }
-                Some(&(st, _)) => st,
-                None => u64::MAX,
-            };
-            let take = need.min(next - s);
-            self.insert_at(i, s, s + take);
-            first.get_or_insert(s);
-            need -= take;
-            if need == 0 {
-                return (Time(first.unwrap_or(at.0)), Time(s + take));
-            }
-            s = next;
-        }
-    }
-
-    /// Mark [start, end) busy at index `i` (the stretch there starts at or
-    /// after `end`), merging with neighbours.
-    fn insert_at(&mut self, i: usize, start: u64, end: u64) {
-        let merge_prev = i > self.head && self.busy[i - 1].1 == start;
-        let merge_next = self.busy.get(i).is_some_and(|&(st, _)| st == end);
-        match (merge_prev, merge_next) {
-            (true, true) => {
-                let e = self.busy[i].1;
-                self.busy[i - 1].1 = e;
-                self.busy.remove(i);
-            }
-            (true, false) => self.busy[i - 1].1 = end,
-            (false, true) => self.busy[i].0 = start,
-            (false, false) => self.busy.insert(i, (start, end)),
-        }
-    }
-
-    /// Total busy time booked so far.
-    pub fn busy(&self) -> Time {
-        self.total
-    }
-
-    /// Busy time that has run by `t`: the booked total less what lies after `t`.
-    pub fn busy_by(&self, t: Time) -> Time {
-        let ahead: u64 = self.busy[self.head..]
-            .iter()
-            .rev()
-            .take_while(|&&(_, e)| e > t.0)
-            .map(|&(s, e)| e - s.max(t.0))
-            .sum();
-        self.total.saturating_sub(Time(ahead))
-    }
-}
-
-#[cfg(test)]
-mod calendar_tests {
-    use super::*;
-
-    #[test]
-    fn bookings_fill_the_holes_left_ahead() {
-        let mut c = Calendar::default();
-        let ns = Time::ns;
-        assert_eq!(c.reserve(ns(10), ns(5)), (ns(10), ns(15)));
-        assert_eq!(c.reserve(ns(30), ns(5)), (ns(30), ns(35)));
-        // Fits in [15, 30): placed at its ready time 20.
-        assert_eq!(c.reserve(ns(20), ns(5)), (ns(20), ns(25)));
-        // Longer than the hole [25, 30): 5 ns there, 3 ns after 35.
-        assert_eq!(c.reserve(ns(24), ns(8)), (ns(25), ns(38)));
-        // Ready before anything: the front hole [0, 10), then 2 ns of [15, 20).
-        assert_eq!(c.reserve(ns(0), ns(12)), (ns(0), ns(17)));
-        assert_eq!(c.busy(), ns(35));
-        assert_eq!(c.busy_by(ns(1000)), ns(35));
-        assert_eq!(c.busy_by(ns(36)), ns(33));
-    }
-
-    /// Against a unit-by-unit reference (a bitmap of busy nanoseconds) on
-    /// random bookings and advancing floors: each booking takes the first
-    /// free units at or after its ready time, across holes. Covers the
-    /// append, queue-behind-the-last and hole-filling paths, and calendars
-    /// longer than the head scan.
-    #[test]
-    fn bookings_match_a_unit_by_unit_reference() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut rnd = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        for _ in 0..50 {
-            let mut c = Calendar::default();
-            let mut busy = vec![false; 20_000];
-            let mut now = 0u64;
-            for _ in 0..400 {
-                now += rnd(4);
-                c.forget_before(Time::ns(now));
-                let at = now + rnd(60);
-                let need = 1 + rnd(9);
-                let (s, e) = c.reserve(Time::ns(at), Time::ns(need));
-                // Reference: the first `need` free units from `at`.
-                let mut left = need;
-                let mut t = at as usize;
-                let mut first = None;
-                while left > 0 {
-                    if !busy[t] {
-                        busy[t] = true;
-                        first.get_or_insert(t);
-                        left -= 1;
-                    }
-                    t += 1;
-                }
-                assert_eq!(
-                    (s, e),
-                    (Time::ns(first.unwrap() as u64), Time::ns(t as u64))
-                );
-            }
-        }
     }
 }

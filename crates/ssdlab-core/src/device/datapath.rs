@@ -467,10 +467,8 @@ impl Drive {
         fabric: &mut Fabric,
     ) {
         let t = self.fw.complete(now);
-        let mut at = fabric.device_write(self.port, t, CQE_BYTES);
-        if !self.dev.nvme.polling {
-            at = fabric.device_write(self.port, t, MSIX_BYTES).max(at);
-        }
+        let msix = (!self.dev.nvme.polling).then_some(MSIX_BYTES);
+        let at = fabric.completion(self.port, t, CQE_BYTES, msix);
         eq.at(at, Event::HostDone { d: self.index, cmd });
     }
 }

@@ -7,13 +7,16 @@
 //! the direction it flows, cut-through: the next hop starts one link latency
 //! plus the switch's port-to-port latency after this hop starts, and cannot
 //! end before this hop's end plus those latencies (so a slow hop paces the
-//! whole transfer). A drive's own link serves in booking order (FIFO per
-//! direction). A switch's uplink carries several drives' transfers, booked
-//! ahead of when they run (cut-through): it keeps a calendar per direction
-//! ([`crate::engine::Calendar`]), so each transfer takes idle time from when
-//! it reaches the switch on, filling the holes earlier bookings left, as the
-//! switch's arbiter interleaves TLPs of its downstream ports; one drive's
-//! backlog does not push another's behind it.
+//! whole transfer). Every link of such a path books each direction on a
+//! calendar ([`crate::engine::Calendar`]): work is booked ahead of when it
+//! runs (cut-through hops; fetches for when the host will have rung;
+//! completions for when the data will have arrived), and each transfer
+//! takes idle time from when it reaches the link on, filling the holes
+//! earlier bookings left, as a transmitter interleaves TLPs. A switch's
+//! uplink carries several drives' transfers: one drive's backlog does not
+//! push another's behind it, and a control TLP (at most one TLP of
+//! [`pcie::CONTROL_BYTES`]) passes it at once, its wire time carried by the
+//! next booking (the switch arbitrates TLP by TLP).
 //!
 //! Each switch port has an ingress buffer (`ingress_buffer`, bytes) that its
 //! flow-control credits advertise. Two things follow from it:
@@ -24,7 +27,7 @@
 //!   `max(wire time, bytes x round trip / buffer)`.
 //! - *Back-pressure*: a transfer whose next hop is busy waits in the switch's
 //!   buffer; once the buffer is full the link it arrives on stalls. A
-//!   drive's own link (FIFO) is therefore held until all but one buffer of
+//!   drive's own link is therefore held until all but one buffer of
 //!   the transfer has left over the next hop (the next hop drains at its
 //!   average rate over its booked span). The drive's next transfers queue
 //!   behind it on its link, so each downstream port has about one transfer
@@ -35,8 +38,9 @@
 //!   port (virtual output queues, "non-blocking"), so a congested drive
 //!   does not block traffic to the others.
 //!
-//! Drives behind a switch also keep read data in the controller while their
-//! own link has more than one transfer of work ahead ([`Fabric::up_backlog`]),
+//! Drives behind a switch also keep read data in the controller while a
+//! transfer on their own link would wait more than one transfer's time for
+//! the work in its way ([`Fabric::up_backlog`]),
 //! so a drive's transfers reach the uplink's calendar about when they reach
 //! the switch, and the uplink serves busy ports in arrival order (about
 //! round robin) even when their queue depths differ.
@@ -48,7 +52,8 @@
 //! own MMIO writes) and peer-to-peer transfers do not cross it.
 //!
 //! A path of one link (the one-drive system) is exactly [`Link`]'s own
-//! arithmetic. A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
+//! arithmetic (a FIFO per direction that remembers its latest idle gap:
+//! docs/models/pcie-nvme.md says what that costs and why it stays). A peer-to-peer transfer ([`Fabric::peer_write`]) goes up to
 //! the lowest switch the two endpoints share and down again: it never
 //! touches the links above that switch.
 
@@ -89,8 +94,9 @@ pub struct Fabric {
     up: Vec<Vec<Step>>,
     down: Vec<Vec<Step>>,
     switches: Vec<Credits>,
-    /// Some links are shared (a switch): they need [`Fabric::advance`].
-    shared_links: bool,
+    /// The event loop's clock ([`Fabric::advance`]): calendars forget what
+    /// ended before it.
+    clock: Time,
     /// One root port and one drive: every transfer is `links[0]`'s own.
     single: bool,
     /// The root complex's memory port, if it limits: the last hop of every
@@ -151,12 +157,28 @@ fn credit_of(link: &Link, into: Option<usize>, switches: &[Credits]) -> Option<(
     (credit_rate < rate * (1.0 + 1e-9)).then_some((rtt, c.buffer))
 }
 
-/// Book a transfer over `hops` (in the order it flows), cut-through;
-/// returns when the last byte arrives. `dur` gives each link's own time.
+/// A hop's service for a transfer whose own wire time on `link` is `wire`,
+/// and whether it is a control TLP passing a shared link
+/// ([`Link::reserve`]): such a TLP fits its receiver's buffer whole, so its
+/// credits never slow it.
+#[inline(always)]
+fn hop_service(link: &Link, st: &Step, bytes: u64, wire: Time) -> (Time, bool) {
+    if link.is_control(wire) {
+        (wire, true)
+    } else {
+        (credit_limited(wire, bytes, st.credit), false)
+    }
+}
+
+/// Book a transfer over `hops` (in the order it flows), cut-through, the
+/// event loop's clock being at `clock`; returns when the last byte arrives.
+/// `dur` gives each link's own time.
+#[allow(clippy::too_many_arguments)]
 fn chain(
     links: &mut [Link],
     switches: &[Credits],
     hops: &[Step],
+    clock: Time,
     now: Time,
     bytes: u64,
     dur: impl Fn(&Link) -> Time,
@@ -165,12 +187,12 @@ fn chain(
     for (i, st) in hops.iter().enumerate() {
         let link = &mut links[st.link];
         let lat = link.latency();
-        let d = credit_limited(dur(link), bytes, st.credit);
+        let (d, control) = hop_service(link, st, bytes, dur(link));
         let (s, e) = match prev {
-            None => link.reserve(st.dir, now, d, bytes),
+            None => link.reserve(st.dir, clock, now, d, bytes, control),
             Some((ps, pe, plat)) => {
                 let cross = plat + st.crossed.map_or(Time::ZERO, |j| switches[j].latency);
-                let (s, e) = link.reserve(st.dir, ps + cross, d, bytes);
+                let (s, e) = link.reserve(st.dir, clock, ps + cross, d, bytes, control);
                 // Back-pressure on the hop before, now that this one is booked.
                 if let Some(j) = hops[i - 1].into {
                     hold_behind(links, switches, hops[i - 1], j, pe, (s, e), bytes);
@@ -272,7 +294,7 @@ impl Fabric {
                 credit: None,
             }]],
             switches: Vec::new(),
-            shared_links: false,
+            clock: Time::ZERO,
             single: true,
             mem: None,
             idle_memo: Vec::new(),
@@ -338,7 +360,12 @@ impl Fabric {
                     Upper::Switch(j) => Some(j),
                 },
             }];
-            links.push(Link::new(p.link));
+            let mut link = Link::new(p.link);
+            if !matches!(p.attach, Upper::Root) || mem.is_some() {
+                // Transfers over it are booked ahead, hop by hop.
+                link.use_calendars();
+            }
+            links.push(link);
             info.push(LinkInfo {
                 name: p.name.to_string(),
                 upper: name_of(p.attach),
@@ -381,7 +408,7 @@ impl Fabric {
                     latency: s.latency,
                 })
                 .collect(),
-            shared_links: !switches.is_empty() || mem.is_some(),
+            clock: Time::ZERO,
             single: false,
             mem,
             idle_memo: Vec::new(),
@@ -395,14 +422,10 @@ impl Fabric {
     }
 
     /// The event loop's clock has reached `now`: nothing is booked earlier
-    /// from now on (shared links forget the past).
+    /// from now on (calendars forget the past when next booked).
     #[inline(always)]
     pub fn advance(&mut self, now: Time) {
-        if self.shared_links {
-            for l in &mut self.links {
-                l.forget_before(now);
-            }
-        }
+        self.clock = now;
     }
 
     /// A drive behind a switch whose own link has more than `slack` of
@@ -419,8 +442,8 @@ impl Fabric {
         if self.single || self.pcie_hops(port) == 1 {
             return None;
         }
-        let free = self.links[self.paths[port][0].link].up_free_at();
-        (free > now + slack).then(|| free - slack)
+        let end = self.links[self.paths[port][0].link].up_end_for(self.clock, now, slack);
+        (end > now + slack.times(2)).then(|| end - slack.times(2))
     }
 
     /// The link a drive at `port` attaches with.
@@ -495,10 +518,10 @@ impl Fabric {
     #[inline]
     pub fn host_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.single {
-            return self.links[0].host_write(now, bytes);
+            return self.links[0].host_write(self.clock, now, bytes);
         }
         if self.pcie_hops(port) == 1 {
-            return self.links[self.paths[port][0].link].host_write(now, bytes);
+            return self.links[self.paths[port][0].link].host_write(self.clock, now, bytes);
         }
         // The host's own MMIO writes do not cross its memory port.
         let skip = self.mem.is_some() as usize;
@@ -506,6 +529,7 @@ impl Fabric {
             &mut self.links,
             &self.switches,
             &self.down[port][skip..],
+            self.clock,
             now,
             bytes,
             |l| l.payload_time(bytes),
@@ -518,15 +542,16 @@ impl Fabric {
     #[inline]
     pub fn device_read(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.single {
-            return self.links[0].device_read(now, bytes);
+            return self.links[0].device_read(self.clock, now, bytes);
         }
         if self.paths[port].len() == 1 {
-            return self.links[self.paths[port][0].link].device_read(now, bytes);
+            return self.links[self.paths[port][0].link].device_read(self.clock, now, bytes);
         }
         let at_host = chain(
             &mut self.links,
             &self.switches,
             &self.up[port],
+            self.clock,
             now,
             0,
             |l| {
@@ -538,6 +563,7 @@ impl Fabric {
             &mut self.links,
             &self.switches,
             &self.down[port],
+            self.clock,
             at_host,
             bytes,
             |l| l.payload_time(bytes),
@@ -549,18 +575,46 @@ impl Fabric {
     #[inline]
     pub fn device_write(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.single {
-            return self.links[0].device_write(now, bytes);
+            return self.links[0].device_write(self.clock, now, bytes);
         }
         if self.paths[port].len() == 1 {
-            return self.links[self.paths[port][0].link].device_write(now, bytes);
+            return self.links[self.paths[port][0].link].device_write(self.clock, now, bytes);
         }
         chain(
             &mut self.links,
             &self.switches,
             &self.up[port],
+            self.clock,
             now,
             bytes,
             |l| l.payload_time(bytes),
+        )
+    }
+
+    /// The drive at `port` posts a completion entry of `cqe` bytes at
+    /// `now` and, with `msix`, an interrupt message of that many bytes
+    /// right behind it; returns when the host has both. At a root port
+    /// they are two transfers on the link (FIFO: back to back). Over a
+    /// path of several hops they travel as one transfer of two TLPs (its
+    /// wire time is theirs together), booked once per hop.
+    #[inline]
+    pub fn completion(&mut self, port: usize, now: Time, cqe: u64, msix: Option<u64>) -> Time {
+        if self.single || self.paths[port].len() == 1 {
+            let at = self.device_write(port, now, cqe);
+            return match msix {
+                Some(m) => self.device_write(port, now, m).max(at),
+                None => at,
+            };
+        }
+        let bytes = cqe + msix.unwrap_or(0);
+        chain(
+            &mut self.links,
+            &self.switches,
+            &self.up[port],
+            self.clock,
+            now,
+            bytes,
+            |l| l.payload_time(cqe) + msix.map_or(Time::ZERO, |m| l.payload_time(m)),
         )
     }
 
@@ -613,7 +667,7 @@ impl Fabric {
         for st in hops {
             let link = &self.links[st.link];
             let lat = link.latency();
-            let d = credit_limited(dur(link), bytes, st.credit);
+            let (d, _) = hop_service(link, st, bytes, dur(link));
             let (s, e) = match prev {
                 None => (Time::ZERO, d),
                 Some((ps, pe, plat)) => {
@@ -652,8 +706,14 @@ impl Fabric {
             first.crossed = meet;
         }
         let hops: Vec<Step> = a.into_iter().chain(b).collect();
-        chain(&mut self.links, &self.switches, &hops, now, bytes, |l| {
-            l.payload_time(bytes)
-        })
+        chain(
+            &mut self.links,
+            &self.switches,
+            &hops,
+            self.clock,
+            now,
+            bytes,
+            |l| l.payload_time(bytes),
+        )
     }
 }

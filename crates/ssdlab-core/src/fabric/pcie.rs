@@ -31,14 +31,30 @@ pub struct Link {
     down: FifoServer,
     /// Payload bytes carried (up, down).
     bytes: (u64, u64),
-    /// A link several drives share books its two directions on calendars
-    /// (see [`Calendar`]) instead of the FIFO servers.
-    shared: Option<Box<[Calendar; 2]>>,
+    /// A link whose transfers are booked ahead of when they run (any link
+    /// of a path of several hops) books its two directions (up, down) on
+    /// calendars (see [`Calendar`]) instead of the FIFO servers.
+    cal: Option<Box<[Calendar; 2]>>,
+    /// Several drives share this link (a switch's uplink): never held by
+    /// flow control (switches queue per egress port).
+    shared: bool,
+    /// On a shared link, work of at most this wire time (one TLP of at most
+    /// [`CONTROL_BYTES`] of payload: doorbells, SQEs, CQEs, MSI-X, a read
+    /// request) passes without queueing ([`Calendar::pass`]); zero on
+    /// other links (nothing passes).
+    control: Time,
     /// [`Link::payload_time`] of recent sizes (bytes, time), direct mapped:
     /// a drive moves a handful of sizes (data, SQE, CQE, MSI-X) over and
     /// over, and the float arithmetic is the fabric's largest cost.
     memo: [Cell<(u64, Time)>; MEMO],
+    /// The last [`Link::request_time`] (requests, time).
+    request_memo: Cell<(u64, Time)>,
 }
+
+/// The largest payload of a control TLP (an SQE), bytes: on a shared link
+/// such a TLP is interleaved with other ports' data without queueing
+/// behind it (see `Link::reserve`).
+pub const CONTROL_BYTES: u64 = 64;
 
 /// Entries of [`Link::memo`] (a power of two).
 const MEMO: usize = 16;
@@ -71,8 +87,11 @@ impl Link {
             up: FifoServer::default(),
             down: FifoServer::default(),
             bytes: (0, 0),
-            shared: None,
+            cal: None,
+            shared: false,
+            control: Time::ZERO,
             memo: std::array::from_fn(|_| Cell::new((u64::MAX, Time::ZERO))),
+            request_memo: Cell::new((u64::MAX, Time::ZERO)),
         }
     }
 
@@ -105,11 +124,19 @@ impl Link {
     }
 
     /// Wire time of `n` header-only TLPs (read requests).
+    #[inline]
     pub(crate) fn request_time(&self, n: u64) -> Time {
-        if self.cfg.interface_bandwidth.is_some() {
-            return Time::ZERO;
+        let (m, t) = self.request_memo.get();
+        if m == n {
+            return t;
         }
-        self.wire.transfer_time(n * self.cfg.tlp_overhead.0)
+        let t = if self.cfg.interface_bandwidth.is_some() {
+            Time::ZERO
+        } else {
+            self.wire.transfer_time(n * self.cfg.tlp_overhead.0)
+        };
+        self.request_memo.set((n, t));
+        t
     }
 
     /// Effective payload bandwidth for large transfers (for reports and docs).
@@ -124,12 +151,12 @@ impl Link {
     }
 
     /// Device writes `bytes` to host memory (read data, CQE, MSI-X) starting
-    /// at `now`; returns when the last byte has arrived at the host.
+    /// at `now`, the event loop's clock being at `clock`; returns when the
+    /// last byte has arrived at the host.
     #[inline]
-    pub fn device_write(&mut self, now: Time, bytes: u64) -> Time {
-        self.bytes.0 += bytes;
+    pub fn device_write(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let t = self.payload_time(bytes);
-        let (_, end) = self.up.reserve(now, t);
+        let (_, end) = self.reserve(Dir::Up, clock, now, t, bytes, false);
         end + self.cfg.latency
     }
 
@@ -146,50 +173,55 @@ impl Link {
         self.request_time(reqs) + self.payload_time(bytes) + self.cfg.latency.times(2)
     }
 
-    /// Host writes `bytes` to the device (doorbell); returns arrival time.
+    /// Host writes `bytes` to the device (doorbell) at `now`, the clock
+    /// being at `clock`; returns arrival time.
     #[inline]
-    pub fn host_write(&mut self, now: Time, bytes: u64) -> Time {
-        self.bytes.1 += bytes;
+    pub fn host_write(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let t = self.payload_time(bytes);
-        let (_, end) = self.down.reserve(now, t);
+        let (_, end) = self.reserve(Dir::Down, clock, now, t, bytes, false);
         end + self.cfg.latency
     }
 
-    /// Device reads `bytes` from host memory (SQE fetch, write data): read
-    /// requests go up, completions with data come down. Returns when all
-    /// data is in the device.
+    /// Device reads `bytes` from host memory (SQE fetch, write data) at
+    /// `now`, the clock being at `clock`: read requests go up, completions
+    /// with data come down. Returns when all data is in the device.
     #[inline]
-    pub fn device_read(&mut self, now: Time, bytes: u64) -> Time {
-        self.bytes.1 += bytes;
+    pub fn device_read(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
-        let (_, req_end) = self.up.reserve(now, self.request_time(reqs));
+        let (_, req_end) = self.reserve(Dir::Up, clock, now, self.request_time(reqs), 0, false);
         // The host's completions start one latency after the first request reaches it.
         let first_at_host = req_end + self.cfg.latency;
         let t = self.payload_time(bytes);
-        let (_, end) = self.down.reserve(first_at_host, t);
+        let (_, end) = self.reserve(Dir::Down, clock, first_at_host, t, bytes, false);
         end + self.cfg.latency
     }
 
+    /// Is work of wire time `wire` a control TLP on this link: at most one
+    /// TLP of [`CONTROL_BYTES`] on a shared link?
+    #[inline(always)]
+    pub(crate) fn is_control(&self, wire: Time) -> bool {
+        self.shared && wire <= self.control
+    }
+
     /// Book `service` on one direction at or after `now`, carrying
-    /// `bytes` of payload: (start, end) on this link alone.
+    /// `bytes` of payload, the event loop's clock being at `clock`: (start,
+    /// end) on this link alone. A `control` TLP ([`Link::is_control`])
+    /// passes a shared link without queueing: a switch arbitrates between
+    /// its ports TLP by TLP, so it waits at most one TLP behind another
+    /// port's data; the next booking carries its wire time, so the link's
+    /// capacity is kept ([`Calendar::pass`]).
+    #[inline]
     pub(crate) fn reserve(
         &mut self,
         dir: Dir,
+        clock: Time,
         now: Time,
         service: Time,
         bytes: u64,
+        control: bool,
     ) -> (Time, Time) {
-        if let Some(c) = self.shared.as_mut() {
-            return match dir {
-                Dir::Up => {
-                    self.bytes.0 += bytes;
-                    c[0].reserve(now, service)
-                }
-                Dir::Down => {
-                    self.bytes.1 += bytes;
-                    c[1].reserve(now, service)
-                }
-            };
+        if self.cal.is_some() {
+            return self.reserve_on_calendar(dir, clock, now, service, bytes, control);
         }
         match dir {
             Dir::Up => {
@@ -203,11 +235,47 @@ impl Link {
         }
     }
 
+    /// [`Link::reserve`] on a link that books on calendars (out of line:
+    /// the FIFO path of a drive at a root port stays small enough to inline).
+    #[inline(never)]
+    fn reserve_on_calendar(
+        &mut self,
+        dir: Dir,
+        clock: Time,
+        now: Time,
+        service: Time,
+        bytes: u64,
+        control: bool,
+    ) -> (Time, Time) {
+        let k = match dir {
+            Dir::Up => {
+                self.bytes.0 += bytes;
+                0
+            }
+            Dir::Down => {
+                self.bytes.1 += bytes;
+                1
+            }
+        };
+        let Some(c) = self.cal.as_mut() else {
+            return (now, now + service);
+        };
+        if control {
+            c[k].pass(now, service)
+        } else {
+            c[k].reserve(clock, now, service)
+        }
+    }
+
     /// Stall one direction until `until` (flow control: the receiver has
     /// no buffer left); nothing else starts on it earlier. Not busy time.
-    /// A shared link (a calendar) is never held.
+    /// A shared link is never held.
     pub(crate) fn hold(&mut self, dir: Dir, until: Time) {
-        if self.shared.is_some() {
+        if self.shared {
+            return;
+        }
+        if let Some(c) = self.cal.as_mut() {
+            c[(dir == Dir::Down) as usize].hold_until(until);
             return;
         }
         match dir {
@@ -216,17 +284,21 @@ impl Link {
         }
     }
 
-    /// When the device-to-host direction can start a new transfer (FIFO
-    /// links: after everything booked and any flow-control stall).
+    /// When a device-to-host transfer of `service` ready at `now` would
+    /// end on this link if booked now, the clock being at `clock` (after
+    /// the work booked in its way and any flow-control stall).
     #[inline]
-    pub(crate) fn up_free_at(&self) -> Time {
-        self.up.free_at()
+    pub(crate) fn up_end_for(&self, clock: Time, now: Time, service: Time) -> Time {
+        match &self.cal {
+            Some(c) => c[0].end_for(clock, now, service),
+            None => self.up.start_for(now, service) + service,
+        }
     }
 
-    /// Does this link book on calendars (several drives share it)?
+    /// Is this link shared by several drives (a switch's uplink)?
     #[inline]
     pub(crate) fn is_shared(&self) -> bool {
-        self.shared.is_some()
+        self.shared
     }
 
     /// Payload bytes carried (up, down).
@@ -239,24 +311,24 @@ impl Link {
         &self.cfg
     }
 
-    /// Book this link on calendars: it carries several drives' transfers
-    /// (a switch uplink). Only [`Link::reserve`] books it then.
-    pub(crate) fn share(&mut self) {
-        self.shared = Some(Box::default());
+    /// Book this link on calendars: its transfers are booked ahead of
+    /// when they run (a link of a path of several hops). Only
+    /// [`Link::reserve`] books it then.
+    pub(crate) fn use_calendars(&mut self) {
+        self.cal = Some(Box::default());
     }
 
-    /// A shared link's calendars forget what ended before `t`.
-    #[inline]
-    pub(crate) fn forget_before(&mut self, t: Time) {
-        if let Some(c) = self.shared.as_mut() {
-            c[0].forget_before(t);
-            c[1].forget_before(t);
-        }
+    /// This link carries several drives' transfers (a switch uplink): on
+    /// calendars, and never held.
+    pub(crate) fn share(&mut self) {
+        self.use_calendars();
+        self.shared = true;
+        self.control = self.payload_time_uncached(CONTROL_BYTES);
     }
 
     /// Busy time per direction (up, down).
     pub fn busy(&self) -> (Time, Time) {
-        match &self.shared {
+        match &self.cal {
             Some(c) => (c[0].busy(), c[1].busy()),
             None => (self.up.busy(), self.down.busy()),
         }
@@ -264,7 +336,7 @@ impl Link {
 
     /// Busy time (up, down) that has run by `t` ([`FifoServer::busy_by`]).
     pub fn busy_by(&self, t: Time) -> (Time, Time) {
-        match &self.shared {
+        match &self.cal {
             Some(c) => (c[0].busy_by(t), c[1].busy_by(t)),
             None => (self.up.busy_by(t), self.down.busy_by(t)),
         }

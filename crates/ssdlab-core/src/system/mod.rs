@@ -91,6 +91,9 @@ pub struct System {
     power_loss: Option<Time>,
     /// The power failed: the run is over.
     powered_off: bool,
+    /// The earliest time a drive's power ledger closes a window (the
+    /// drives' `next_mark`; never without a ledger): one test per event.
+    next_mark: Time,
 }
 
 impl System {
@@ -276,6 +279,7 @@ impl System {
             seed,
             power_loss: None,
             powered_off: false,
+            next_mark: Time::ZERO,
         };
         for d in &mut s.drives {
             d.ramp_snapshot = d.snapshot(Time::ZERO, &s.fabric);
@@ -484,16 +488,30 @@ impl System {
     fn step(&mut self, now: Time, ev: Event) -> Result<(), SimError> {
         self.events += 1;
         self.fabric.advance(now);
-        for d in &mut self.drives {
-            if now >= d.next_mark && d.ledger.is_some() {
-                d.power_mark(now, &self.fabric);
-            }
+        if now >= self.next_mark {
+            self.power_marks(now);
         }
         self.dispatch(now, ev);
         if let Some(e) = self.host.failure.take() {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Close the power windows that end by `now`.
+    #[cold]
+    #[inline(never)]
+    fn power_marks(&mut self, now: Time) {
+        let mut next = Time(u64::MAX);
+        for d in &mut self.drives {
+            if d.ledger.is_some() {
+                if now >= d.next_mark {
+                    d.power_mark(now, &self.fabric);
+                }
+                next = next.min(d.next_mark);
+            }
+        }
+        self.next_mark = next;
     }
 
     fn progress(&self) -> Progress {
