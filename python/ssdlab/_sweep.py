@@ -389,7 +389,7 @@ def sweep(
         ``link_<name>_<field>`` columns (see :meth:`Result.metrics`).
     :param seeds: seeds for every combination: a list, or a count ``n`` for
         ``n`` seeds from the default seed (42) on. Default: the default seed.
-    :param precondition: ``fresh``, ``fill`` or ``steady``.
+    :param precondition: ``fresh``, ``fill``, ``steady`` or ``steady-exact``.
     :param backend: ``"local"`` (threads of this process over all cores, or
         ``workers``: the core runs without the GIL), ``"processes"`` (a
         process pool, for isolation), ``"ray"`` (an existing cluster at

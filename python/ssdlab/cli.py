@@ -10,7 +10,7 @@ Sweep spec (TOML)::
     #                                     # grid keys "system.switch[0].upstream_lanes", ...
     job = "mixed.fio"            # fio job file (relative to this file), or a [job] table
     seeds = [1, 2]               # or a count; default: the default seed
-    precondition = "fill"        # fresh | fill | steady
+    precondition = "fill"        # fresh | fill | steady | steady-exact
     backend = "local"            # local (threads) | processes | ray | sequential
     output = "sweep.csv"         # .csv or .parquet (relative to this file)
 
@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--device", help="preset name or device TOML (default pm9a3-960g)")
     r.add_argument("--job", help="fio job file (default: 4 KiB random read QD32, 1M I/Os)")
     r.add_argument("--seed", type=int, default=42)
-    r.add_argument("--precondition", default="fill", choices=["fresh", "fill", "steady"])
+    r.add_argument("--precondition", default="fill", choices=["fresh", "fill", "steady", "steady-exact"])
     r.add_argument("--sample-interval", default="1ms", help="time-series interval, e.g. 1ms ('' for none)")
     r.add_argument("-o", "--output", help="write the result JSON here")
     r.add_argument("--report", help="also write an HTML report here")

@@ -370,6 +370,9 @@ class Result:
         pre = r.get("precondition", {}) or {}
         self.precondition: str = pre.get("mode", "")
         self.precondition_drive_writes: float = pre.get("drive_writes", 0.0)
+        #: How a steady state was reached: ``"exact"`` or ``"scaled: U of N
+        #: units, K snapshots"``; empty for fresh and fill.
+        self.precondition_method: str = pre.get("method", "")
         self.sim_time_ns: float = r.get("sim_time_ns", 0.0)
         self.wall_time_s: float = r.get("wall_time_s", 0.0)
         self.sim_ios_per_wall_s: float = r.get("sim_ios_per_wall_s", 0.0)

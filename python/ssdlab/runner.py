@@ -87,8 +87,10 @@ def run(
     :param seed: seed of every random stream; the same inputs and seed give
         bit-identical results.
     :param precondition: ``"fresh"`` (erased), ``"fill"`` (every LBA written
-        once) or ``"steady"`` (filled, then random overwrites until write
-        amplification settles).
+        once), ``"steady"`` (filled, then random overwrites until write
+        amplification settles; built from a scaled-down drive where that
+        applies, see ``Result.precondition``) or ``"steady-exact"`` (the
+        same, always on the drive itself).
     :param sample_interval: record throughput and latency over simulated time
         at this interval (``"1ms"``, or seconds as a number); ``None`` for none.
     :param latency_histogram: keep the raw latency histograms (for CDFs).

@@ -85,7 +85,7 @@ def test_simulated_clock_releases_at_simulated_completion_and_repeats(small_toml
 def test_bad_arguments_and_use_after_stop(small_toml):
     for kw, msg in [
         (dict(queues=0), "queues: expected a whole number from 1 to 65535"),
-        (dict(precondition="warm"), "precondition: expected fresh, fill or steady"),
+        (dict(precondition="warm"), "precondition: expected fresh, fill, steady or steady-exact"),
         (dict(lookahead="5s"), "lookahead: expected a time of at most 1s"),
         (dict(spin="10"), "spin:"),
         (dict(clock="fast"), "clock: expected wall or simulated"),

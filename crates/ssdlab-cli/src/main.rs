@@ -50,6 +50,7 @@ enum Pre {
     Fresh,
     Fill,
     Steady,
+    SteadyExact,
 }
 
 #[derive(Subcommand)]
@@ -443,6 +444,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 Pre::Fresh => Precondition::Fresh,
                 Pre::Fill => Precondition::Fill,
                 Pre::Steady => Precondition::Steady,
+                Pre::SteadyExact => Precondition::SteadyExact,
             };
             let spec = RunSpec {
                 device: dev,

@@ -40,7 +40,7 @@ pub struct ServeArgs {
     /// Export read-only.
     #[arg(long)]
     readonly: bool,
-    /// Precondition the simulated drive: fresh, fill or steady.
+    /// Precondition the simulated drive: fresh, fill, steady or steady-exact.
     #[arg(long, default_value = "fill")]
     precondition: String,
     /// Seed.

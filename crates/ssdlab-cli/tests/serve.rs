@@ -426,7 +426,7 @@ fn bad_options_are_named() {
         ),
         (
             &["--precondition", "warm"],
-            "--precondition: expected fresh, fill or steady",
+            "--precondition: expected fresh, fill, steady or steady-exact",
         ),
         (
             &["--max-transfer", "1000"],

@@ -238,6 +238,11 @@ pub struct PreconditionInfo {
     pub drive_writes: f64,
     /// WAF of the preconditioner's last window.
     pub waf: f64,
+    /// How the steady state was reached: `exact` (random overwrites on the
+    /// drive itself) or `scaled: U of N units, K snapshots` (built from a
+    /// reduced drive, docs/models/ftl.md); empty for fresh and fill.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub method: String,
 }
 
 /// The run report.
@@ -746,7 +751,7 @@ impl Report {
             }
         }
         let dev = &drive.dev;
-        let (pm, pdw, pwaf) = drive.precondition_info;
+        let (pm, pdw, pwaf, how) = drive.precondition_info;
         Report {
             schema: SCHEMA.into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -764,6 +769,14 @@ impl Report {
                 mode: pm.name().into(),
                 drive_writes: pdw,
                 waf: if pwaf.is_finite() { pwaf } else { 0.0 },
+                method: match how {
+                    None => String::new(),
+                    Some(crate::ftl::SteadyMethod::Exact) => "exact".into(),
+                    Some(crate::ftl::SteadyMethod::Scaled { units, snapshots }) => format!(
+                        "scaled: {units} of {} units, {snapshots} snapshots",
+                        units * snapshots
+                    ),
+                },
             },
             sim_time_ns: secs * 1e9,
             wall_time_s: wall_s,
@@ -932,6 +945,7 @@ impl Report {
                 mode: per[0].precondition.mode.clone(),
                 drive_writes: sum(&|p| p.precondition.drive_writes) / n,
                 waf: sum(&|p| p.precondition.waf) / n,
+                method: per[0].precondition.method.clone(),
             },
             sim_time_ns: secs * 1e9,
             wall_time_s: wall_s,
@@ -1109,9 +1123,14 @@ impl Report {
                 .collect();
             let _ = writeln!(s, "  overrides: {}", o.join(", "));
         }
+        let method = if self.precondition.method.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.precondition.method)
+        };
         let _ = writeln!(
             s,
-            "workload: {}   precondition: {}",
+            "workload: {}   precondition: {}{method}",
             self.workload, self.precondition.mode
         );
         let _ = writeln!(

@@ -277,7 +277,7 @@ fn bad_parameters_are_refused_by_key() {
         ),
         (
             &[("precondition", "warm")],
-            "'precondition': expected fresh, fill or steady",
+            "'precondition': expected fresh, fill, steady or steady-exact",
         ),
         (
             &[("lookahead", "5s")],

@@ -61,7 +61,7 @@ impl Server for Ssd {
              system=FILE          system TOML file; drive=NAME picks the served drive\n\
              set=KEY=VALUE        override a device/system value (repeatable)\n\
              backing=PATH         sparse file holding the data (kept; default: temporary)\n\
-             precondition=fresh|fill|steady   (default fill)\n\
+             precondition=fresh|fill|steady|steady-exact   (default fill)\n\
              clock=wall|simulated  wall (default): released in real time; simulated: as soon as simulated\n\
              seed=N queues=N max_transfer=SIZE lookahead=TIME spin=TIME late_threshold=TIME\n\
              report=PATH          write the serving report (JSON) when nbdkit exits",

@@ -637,7 +637,7 @@ fn run(
         .transpose()?;
     let pre = Precondition::parse(precondition).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "precondition '{precondition}': expected 'fresh', 'fill' or 'steady'"
+            "precondition '{precondition}': expected 'fresh', 'fill', 'steady' or 'steady-exact'"
         ))
     })?;
     let interval: Option<Time> = match sample_interval {

@@ -22,6 +22,8 @@ pub mod mapcache;
 mod precondition;
 mod slc;
 mod stats;
+mod steady;
+pub use steady::SteadyMethod;
 mod translation;
 mod validity;
 
@@ -167,6 +169,9 @@ pub struct Ftl {
     hybrid_map_lost: bool,
     /// Block or hybrid mapping's block map (None: page mapping).
     hybrid: Option<Box<hybrid::Hybrid>>,
+    /// LPNs the preconditioner has written since its fill, a bit each
+    /// (kept only by the reduced drive of a scaled steady state, `steady.rs`).
+    rewritten: Vec<u64>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -270,6 +275,7 @@ impl Ftl {
             seq: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6674_6c5f_7263),
             stats: FtlStats::default(),
+            rewritten: Vec::new(),
             slc_mode: Vec::new(),
             slc: None,
             mapped: 0,

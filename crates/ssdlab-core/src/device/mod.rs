@@ -58,17 +58,22 @@ pub enum Precondition {
     Fresh,
     /// Every LBA written once, sequentially.
     Fill,
-    /// Filled, then random overwrites until write amplification settles.
+    /// Filled, then random overwrites until write amplification settles
+    /// (built from a scaled-down drive where that applies:
+    /// `device/ftl/steady.rs`).
     Steady,
+    /// As `Steady`, always by random overwrites on the drive itself.
+    SteadyExact,
 }
 
 impl Precondition {
-    /// Parse `fresh|fill|steady`.
+    /// Parse `fresh|fill|steady|steady-exact`.
     pub fn parse(s: &str) -> Option<Precondition> {
         match s {
             "fresh" => Some(Precondition::Fresh),
             "fill" => Some(Precondition::Fill),
             "steady" => Some(Precondition::Steady),
+            "steady-exact" => Some(Precondition::SteadyExact),
             _ => None,
         }
     }
@@ -78,6 +83,7 @@ impl Precondition {
             Precondition::Fresh => "fresh",
             Precondition::Fill => "fill",
             Precondition::Steady => "steady",
+            Precondition::SteadyExact => "steady-exact",
         }
     }
 }
@@ -286,8 +292,9 @@ pub struct Drive {
     /// Cumulative energy at the start of the measured window.
     pub ramp_energy: Option<(Time, [f64; 8])>,
     act: ActCounters,
-    /// Precondition: drive writes done and final WAF of the preconditioner (steady only).
-    pub precondition_info: (Precondition, f64, f64),
+    /// Precondition: drive writes done, final WAF of the preconditioner
+    /// and how the steady state was reached (steady only).
+    pub precondition_info: (Precondition, f64, f64, Option<crate::ftl::SteadyMethod>),
     /// Commands submitted and not yet completed (kept with an SLC cache only).
     busy_cmds: u32,
     /// When the drive last became idle (no command outstanding).
@@ -345,7 +352,7 @@ impl Drive {
         let lpns = logical_units(&dev.nand, &dev.ftl);
         let unit_bytes = dev.ftl.mapping_unit.0;
         let mut ftl = Ftl::new(geo.clone(), dev.ftl.clone(), lpns, seed);
-        let mut info = (pre, 0.0, 0.0);
+        let mut info = (pre, 0.0, 0.0, None);
         match pre {
             Precondition::Fresh => {}
             Precondition::Fill => {
@@ -353,16 +360,23 @@ impl Drive {
                 info.1 = 1.0;
                 info.2 = ftl.stats.waf();
             }
-            Precondition::Steady if ftl.is_hybrid() => {
+            Precondition::Steady | Precondition::SteadyExact if ftl.is_hybrid() => {
                 return Err(SimError::Device(format!(
                     "precondition steady is not available with {} mapping (ftl.mapping): its random overwrites would each merge a block in the functional preconditioner; use --precondition fill and reach the steady state in the run",
                     dev.ftl.mapping.name()
                 )));
             }
             Precondition::Steady => {
+                let (dw, waf, how) = ftl.precondition_steady_scaled(seed, 6.0);
+                info.1 = dw;
+                info.2 = waf;
+                info.3 = Some(how);
+            }
+            Precondition::SteadyExact => {
                 let (dw, waf) = ftl.precondition_steady(seed, 6.0);
                 info.1 = dw;
                 info.2 = waf;
+                info.3 = Some(crate::ftl::SteadyMethod::Exact);
             }
         }
         if let Some(w) = ftl.worn_out() {

@@ -155,8 +155,8 @@ impl ServeSpec {
                 self.backing = Some(PathBuf::from(v));
             }
             "precondition" => {
-                self.precondition =
-                    Precondition::parse(v).ok_or_else(|| bad("fresh, fill or steady"))?
+                self.precondition = Precondition::parse(v)
+                    .ok_or_else(|| bad("fresh, fill, steady or steady-exact"))?
             }
             "seed" => self.seed = v.parse().map_err(|_| bad("a whole number"))?,
             "queues" => {

@@ -72,6 +72,14 @@ impl Table {
     pub(super) fn written(&self) -> usize {
         self.v.iter().filter(|&&r| r != 0).count()
     }
+
+    /// The table's memory (address, bytes), for [`populate`].
+    pub(super) fn memory(&self) -> (usize, usize) {
+        (
+            self.v.as_ptr() as usize,
+            self.v.len() * std::mem::size_of::<u32>(),
+        )
+    }
 }
 
 /// A [`Table`] written at random (L2P) that holds its first explicit
@@ -194,6 +202,11 @@ impl SparseTable {
     /// Entries written so far (O(n): tests and reports).
     pub(super) fn written(&self) -> usize {
         self.sparse.as_ref().map_or(0, |m| m.len()) + self.dense.written()
+    }
+
+    /// The table's memory (address, bytes), for [`populate`].
+    pub(super) fn memory(&self) -> (usize, usize) {
+        self.dense.memory()
     }
 }
 
@@ -355,6 +368,38 @@ fn zeroed_huge(n: usize) -> Vec<u32> {
         }
     }
     v
+}
+
+/// Map in the pages of a table's memory (`(address, bytes)`, from
+/// `memory()`) that are not yet, as a first write would (the OS zeroes
+/// them), without changing what any entry holds: `MADV_POPULATE_WRITE`
+/// (Linux 5.14 on; elsewhere, or if refused, nothing: the first writes map
+/// them). Meant for another thread, while the table's owner works on
+/// something else or writes the table: the pages' contents never change,
+/// so the owner sees its own writes and zeros (never written) elsewhere.
+pub(super) fn populate(memory: (usize, usize)) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        const CHUNK: usize = 64 << 20;
+        let (start, bytes) = memory;
+        let end = start + bytes;
+        let mut a = start.div_ceil(PAGE) * PAGE;
+        while a < end {
+            let n = CHUNK.min(end - a);
+            // SAFETY: the range lies inside one live allocation whose
+            // owner outlives this call (the caller joins the thread before
+            // the table can be dropped); MADV_POPULATE_WRITE maps pages in
+            // and never changes their contents.
+            let r = unsafe { libc::madvise(a as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
+            if r != 0 {
+                return;
+            }
+            a += n;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = memory;
 }
 
 #[inline]

@@ -85,7 +85,7 @@ impl Ftl {
     }
 
     /// Program every unit's remainder (padding the last program unit).
-    fn flush_leftovers(&mut self) {
+    pub(super) fn flush_leftovers(&mut self) {
         self.flush_translation_leftovers();
         for u in 0..self.geo.units {
             let rest = std::mem::take(&mut self.leftover[u as usize]);
@@ -106,7 +106,7 @@ impl Ftl {
     /// GC runs while the unit's free blocks are at or below the hard
     /// threshold: the equilibrium of a drive saturated by writes, where host
     /// writes stall there and GC sets the pace.
-    fn write_batch_functional(&mut self, lpns: &[Lpn]) {
+    pub(super) fn write_batch_functional(&mut self, lpns: &[Lpn]) {
         // Random LPNs: overlap their L2P misses, then their old slots' P2L misses.
         for &l in lpns {
             self.l2p.prefetch(l.0 as usize);
@@ -126,6 +126,9 @@ impl Ftl {
             }
             self.set_l2p(l.0, IN_BUFFER);
             self.stats.host_slots += 1;
+            if !self.rewritten.is_empty() {
+                self.rewritten[l.0 as usize / 64] |= 1 << (l.0 % 64);
+            }
         }
         let unit = self.next_unit_functional();
         let mut guard = 0;
