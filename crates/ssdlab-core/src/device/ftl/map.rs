@@ -30,6 +30,37 @@ pub(super) const UNMAPPED: u32 = u32::MAX;
 /// (`config::MAX_SLOTS`), and the markers (`IN_BUFFER`, `UNMAPPED`) above.
 const SPARE: u32 = u32::MAX - 2;
 
+/// Sets entries of a [`Table`] from several threads, each entry from at
+/// most one (the scaled steady state writes both tables through a
+/// bijection, a unit per thread). Holds the table's `&mut` borrow, so
+/// nothing else reads or writes it meanwhile.
+pub(super) struct DisjointWriter<'a> {
+    ptr: *mut u32,
+    len: usize,
+    _table: std::marker::PhantomData<&'a mut Table>,
+}
+
+// SAFETY: the writer only stores through `ptr`, at indices its callers
+// promise no other thread writes (`DisjointWriter::set`), into a table
+// borrowed mutably for its lifetime.
+unsafe impl Send for DisjointWriter<'_> {}
+unsafe impl Sync for DisjointWriter<'_> {}
+
+impl DisjointWriter<'_> {
+    /// Set entry `i`.
+    ///
+    /// # Safety
+    /// No other thread writes entry `i` while this writer lives.
+    #[inline(always)]
+    pub(super) unsafe fn set(&self, i: usize, value: u32) {
+        assert!(i < self.len, "table index {i} out of {}", self.len);
+        debug_assert_ne!(value, SPARE);
+        // SAFETY: in bounds (checked); no other thread touches entry `i`
+        // (the caller's promise) and no one else holds the table.
+        unsafe { self.ptr.add(i).write(value.wrapping_sub(SPARE)) }
+    }
+}
+
 /// A `u32` table of explicit entries over a default (see the module docs).
 pub(super) struct Table {
     /// Entries encoded as `value - SPARE`; 0: never written.
@@ -71,6 +102,15 @@ impl Table {
     /// Entries written so far (O(n): tests and reports).
     pub(super) fn written(&self) -> usize {
         self.v.iter().filter(|&&r| r != 0).count()
+    }
+
+    /// A writer of disjoint entries from several threads at once.
+    pub(super) fn disjoint_writer(&mut self) -> DisjointWriter<'_> {
+        DisjointWriter {
+            ptr: self.v.as_mut_ptr(),
+            len: self.v.len(),
+            _table: std::marker::PhantomData,
+        }
     }
 
     /// The table's memory (address, bytes), for [`populate`].
@@ -178,6 +218,13 @@ impl SparseTable {
         if m.len() > self.limit || m.len() > self.pages * DENSE_PER_PAGE {
             self.densify();
         }
+    }
+
+    /// A writer of disjoint entries from several threads (the table made
+    /// dense first).
+    pub(super) fn disjoint_writer(&mut self) -> DisjointWriter<'_> {
+        self.densify();
+        self.dense.disjoint_writer()
     }
 
     /// Move the map's entries into the table, for good.

@@ -196,9 +196,7 @@ impl Ftl {
             // Ages at close count commits: the full drive commits k times
             // as many in the same time.
             let now = r.seq * k as u64;
-            for i in 0..ur {
-                self.copy_unit(j, j * ur + i, &r, i, now, &mut lay);
-            }
+            self.copy_snapshot(j, &r, now, &mut lay);
             self.seq = now;
         }
         drop(r);
@@ -244,64 +242,68 @@ impl Ftl {
             .collect()
     }
 
-    /// Make unit `u` what unit `ru` of the reduced drive `r` is now, as
-    /// snapshot `j`: its blocks in service (by rank), their valid slots
-    /// with their LPNs ([`Layout::lpn`]), erase counts and ages at close
-    /// (scaled by `k` against the clock `now`), its free list and open
-    /// block.
-    fn copy_unit(&mut self, j: u32, u: u32, r: &Ftl, ru: u32, now: u64, lay: &mut Layout) {
-        let k = lay.k;
-        let bpu = self.geo.blocks_per_unit;
+    /// Make units `j ur .. (j + 1) ur` what the reduced drive `r`'s units
+    /// are now, as snapshot `j` (see [`copy_unit`]): half the units on
+    /// another thread (the copy is bound by random L2P stores; two cores
+    /// keep twice as many in flight). Slots past the full drive's LPNs go
+    /// to `lay.spill` in unit order, whichever thread copied them.
+    fn copy_snapshot(&mut self, j: u32, r: &Ftl, now: u64, lay: &mut Layout) {
+        let ur = r.geo.units;
+        let bpu = self.geo.blocks_per_unit as usize;
         let spb = self.geo.slots_per_block;
-        let mine = self.blocks_in_service(u);
-        let theirs = r.blocks_in_service(ru);
-        debug_assert_eq!(mine.len(), theirs.len());
-        /// A valid slot whose LPN is past the full drive's range.
-        const SPILL: u32 = UNMAPPED - 1;
-        let mut lpns = Vec::with_capacity(spb as usize);
-        for (&b, &rb) in mine.iter().zip(&theirs) {
-            let bid = (u * bpu + b) as usize;
-            let rbid = (ru * bpu + rb) as usize;
-            self.state[bid] = r.state[rbid];
-            self.erase_count[bid] = r.erase_count[rbid];
-            self.close_seq[bid] = match r.state[rbid] {
-                BlockState::Closed => now.saturating_sub((r.seq - r.close_seq[rbid]) * k),
-                _ => 0,
-            };
-            self.valid[bid] = r.valid[rbid];
-            if r.valid[rbid] == 0 {
-                continue;
-            }
-            // The block's LPNs first (compute and unpredictable branches),
-            // then the table writes (random L2P stores, free to overlap).
-            let (first, rfirst) = (bid as u32 * spb, rbid as u32 * spb);
-            lpns.clear();
-            lpns.extend((0..spb).map(|s| match r.p2l(rfirst + s) {
-                UNMAPPED => UNMAPPED,
-                rl => lay.lpn(j, rl).unwrap_or(SPILL),
-            }));
-            for (slot, &l) in (first..).zip(&lpns) {
-                match l {
-                    UNMAPPED => {}
-                    SPILL => lay.spill.push(slot),
-                    l => {
-                        self.set_p2l(slot, l);
-                        self.set_l2p(l, slot);
-                    }
-                }
-            }
-        }
-        let rank = |b: u32| theirs.binary_search(&b).unwrap_or(0);
-        let (free, active) = {
-            let ru = &r.units[ru as usize];
-            (
-                ru.free.iter().map(|&b| mine[rank(b)]).collect(),
-                ru.active.map(|(b, off)| (mine[rank(b)], off)),
-            )
+        let mine: Vec<Vec<u32>> = (0..ur)
+            .map(|i| self.blocks_in_service(j * ur + i))
+            .collect();
+        let from = Reduced {
+            ftl: r,
+            theirs: (0..ur).map(|i| r.blocks_in_service(i)).collect(),
         };
-        let unit = &mut self.units[u as usize];
-        unit.free = free;
-        unit.active = active;
+        let blocks = (j * ur) as usize * bpu..((j + 1) * ur) as usize * bpu;
+        let mut jobs: Vec<UnitCopy> = self.state[blocks.clone()]
+            .chunks_mut(bpu)
+            .zip(self.erase_count[blocks.clone()].chunks_mut(bpu))
+            .zip(self.close_seq[blocks.clone()].chunks_mut(bpu))
+            .zip(self.valid[blocks].chunks_mut(bpu))
+            .zip(&mut self.units[(j * ur) as usize..((j + 1) * ur) as usize])
+            .zip(mine)
+            .enumerate()
+            .map(
+                |(i, (((((state, erase_count), close_seq), valid), unit), mine))| UnitCopy {
+                    ru: i as u32,
+                    first_slot: (j * ur + i as u32) * bpu as u32 * spb,
+                    state,
+                    erase_count,
+                    close_seq,
+                    valid,
+                    unit,
+                    mine,
+                    spill: Vec::new(),
+                },
+            )
+            .collect();
+        let (l2p, p2l) = (self.l2p.disjoint_writer(), self.p2l.disjoint_writer());
+        let tables = Tables {
+            l2p: &l2p,
+            p2l: &p2l,
+        };
+        let (layout, from) = (&*lay, &from);
+        let half = jobs.len() / 2;
+        let (theirs, ours) = jobs.split_at_mut(half);
+        std::thread::scope(|scope| {
+            if !theirs.is_empty() {
+                scope.spawn(|| {
+                    for job in theirs.iter_mut() {
+                        copy_unit(j, job, from, now, spb, layout, tables);
+                    }
+                });
+            }
+            for job in ours.iter_mut() {
+                copy_unit(j, job, from, now, spb, layout, tables);
+            }
+        });
+        for job in jobs {
+            lay.spill.extend(job.spill);
+        }
     }
 
     /// The snapshots hold `k` times the reduced drive's LPNs, fewer than
@@ -347,6 +349,100 @@ impl Ftl {
         }
         self.mapped = self.lpns;
     }
+}
+
+/// What [`copy_unit`] reads of the reduced drive.
+struct Reduced<'a> {
+    ftl: &'a Ftl,
+    /// Blocks in service of each reduced unit, by local index.
+    theirs: Vec<Vec<u32>>,
+}
+
+/// One full unit's share of the full drive, for [`copy_unit`].
+struct UnitCopy<'a> {
+    /// The reduced unit it copies.
+    ru: u32,
+    /// The unit's first slot.
+    first_slot: u32,
+    state: &'a mut [BlockState],
+    erase_count: &'a mut [u32],
+    close_seq: &'a mut [u64],
+    valid: &'a mut [u32],
+    unit: &'a mut super::Unit,
+    /// Its blocks in service, by local index.
+    mine: Vec<u32>,
+    /// Its valid slots whose LPN is past the full drive's range.
+    spill: Vec<u32>,
+}
+
+/// The full drive's tables, written by several threads: every slot and
+/// LPN at most once (each unit's slots are its own; [`Layout`] is a
+/// bijection).
+#[derive(Clone, Copy)]
+struct Tables<'a, 'b> {
+    l2p: &'a map::DisjointWriter<'b>,
+    p2l: &'a map::DisjointWriter<'b>,
+}
+
+/// Make `to` what reduced unit `to.ru` is now, as snapshot `j`: its blocks
+/// in service (by rank), their valid slots with their LPNs
+/// ([`Layout::lpn`]), erase counts and ages at close (scaled by `k`
+/// against the clock `now`), its free list and open block.
+fn copy_unit(
+    j: u32,
+    to: &mut UnitCopy,
+    from: &Reduced,
+    now: u64,
+    spb: u32,
+    lay: &Layout,
+    tables: Tables,
+) {
+    let k = lay.k;
+    let ru = to.ru as usize;
+    let theirs = &from.theirs[ru];
+    let r = from.ftl;
+    let rbpu = r.geo.blocks_per_unit as usize;
+    debug_assert_eq!(to.mine.len(), theirs.len());
+    /// A valid slot whose LPN is past the full drive's range.
+    const SPILL: u32 = UNMAPPED - 1;
+    let mut lpns = Vec::with_capacity(spb as usize);
+    for (&b, &rb) in to.mine.iter().zip(theirs) {
+        let (b, rbid) = (b as usize, ru * rbpu + rb as usize);
+        to.state[b] = r.state[rbid];
+        to.erase_count[b] = r.erase_count[rbid];
+        to.close_seq[b] = match r.state[rbid] {
+            BlockState::Closed => now.saturating_sub((r.seq - r.close_seq[rbid]) * k),
+            _ => 0,
+        };
+        to.valid[b] = r.valid[rbid];
+        if r.valid[rbid] == 0 {
+            continue;
+        }
+        // The block's LPNs first (compute and unpredictable branches),
+        // then the table writes (random L2P stores, free to overlap).
+        let (first, rfirst) = (to.first_slot + b as u32 * spb, rbid as u32 * spb);
+        lpns.clear();
+        lpns.extend((0..spb).map(|s| match r.p2l(rfirst + s) {
+            UNMAPPED => UNMAPPED,
+            rl => lay.lpn(j, rl).unwrap_or(SPILL),
+        }));
+        for (slot, &l) in (first..).zip(&lpns) {
+            match l {
+                UNMAPPED => {}
+                SPILL => to.spill.push(slot),
+                // SAFETY: the slot is this unit's, the LPN this slot's
+                // alone (the layout is a bijection).
+                l => unsafe {
+                    tables.p2l.set(slot as usize, l);
+                    tables.l2p.set(l as usize, slot);
+                },
+            }
+        }
+    }
+    let rank = |b: u32| theirs.binary_search(&b).unwrap_or(0);
+    let unit = &r.units[ru];
+    to.unit.free = unit.free.iter().map(|&b| to.mine[rank(b)]).collect();
+    to.unit.active = unit.active.map(|(b, off)| (to.mine[rank(b)], off));
 }
 
 /// Which LPN of the full drive each valid slot of a snapshot holds.
