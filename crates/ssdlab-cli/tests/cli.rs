@@ -606,3 +606,64 @@ fn a_too_short_sample_interval_is_refused() {
         );
     }
 }
+
+/// `--precondition steady` builds the state from a scaled-down drive where
+/// it can and says so; `steady-exact` runs the whole process; the two reach
+/// the same WAF (the preconditioner's last window, and the run after it).
+#[test]
+fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
+    let job = tmp(
+        "steady-w.fio",
+        "[w]\nrw=randwrite\nbs=4k\niodepth=32\nnumber_ios=20000\nnorandommap=1\n",
+    );
+    // The PM9A3 preset with 600 blocks of 96 pages per plane (32 GB): a
+    // sixteenth of a drive write spans 1,000+ blocks, so 4 snapshots.
+    let run = |pre: &str| {
+        let (code, out, err) = ssdlab(&[
+            "run",
+            "--set",
+            "nand.blocks_per_plane=600",
+            "--set",
+            "nand.pages_per_block=96",
+            "--job",
+            &job,
+            "--precondition",
+            pre,
+            "--output-format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{pre}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("valid JSON")
+    };
+    let (scaled, exact) = (run("steady"), run("steady-exact"));
+    assert_eq!(scaled["precondition"]["mode"], "steady");
+    assert_eq!(
+        scaled["precondition"]["method"],
+        "scaled: 8 of 32 units, 4 snapshots"
+    );
+    assert_eq!(exact["precondition"]["mode"], "steady-exact");
+    assert_eq!(exact["precondition"]["method"], "exact");
+    let f = |v: &serde_json::Value, k: &[&str]| {
+        k.iter().fold(v, |v, k| &v[k]).as_f64().expect("a number")
+    };
+    for key in [&["precondition", "waf"][..], &["waf"]] {
+        let (a, b) = (f(&scaled, key), f(&exact, key));
+        assert!((a / b - 1.0).abs() < 0.03, "{key:?}: scaled {a} exact {b}");
+    }
+    // The text report names the method.
+    let (_, text, _) = ssdlab(&[
+        "run",
+        "--set",
+        "nand.blocks_per_plane=600",
+        "--set",
+        "nand.pages_per_block=96",
+        "--job",
+        &job,
+        "--precondition",
+        "steady",
+    ]);
+    assert!(
+        text.contains("precondition: steady (scaled: 8 of 32 units, 4 snapshots)"),
+        "{text}"
+    );
+}
