@@ -1067,7 +1067,7 @@ bus_bandwidth = "400MB/s"
             .unwrap()
     }
 
-    fn ftl_for(d: &Device) -> Ftl {
+    pub(super) fn ftl_for(d: &Device) -> Ftl {
         let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
         let n = crate::config::logical_units(&d.nand, &d.ftl);
         Ftl::new(g, d.ftl.clone(), n, 1)

@@ -237,11 +237,19 @@ impl Ftl {
     /// [`Ftl::fill_sequential`] LPN by LPN (when the closed form does not
     /// apply, and in tests as its reference).
     pub(super) fn fill_sequential_per_lpn(&mut self) {
+        let n = self.lpns;
+        self.write_functional((0..n).map(|l| Lpn(l as u32)));
+        // Every logical unit has been written once.
+        self.mapped = n;
+    }
+
+    /// Write `lpns` functionally (with inline GC), a program unit at a
+    /// time, then program what is left over.
+    pub(super) fn write_functional(&mut self, lpns: impl IntoIterator<Item = Lpn>) {
         let spp = self.geo.slots_per_program as usize;
-        let n = self.lpns as usize;
         let mut batch = Vec::with_capacity(spp);
-        for l in 0..n {
-            batch.push(Lpn(l as u32));
+        for l in lpns {
+            batch.push(l);
             if batch.len() == spp {
                 self.write_batch_functional(&batch);
                 batch.clear();
@@ -251,8 +259,6 @@ impl Ftl {
             self.write_batch_functional(&batch);
         }
         self.flush_leftovers();
-        // Every logical unit has been written once.
-        self.mapped = n as u64;
     }
 
     /// Precondition to steady state: fill, then uniformly random overwrites

@@ -215,19 +215,8 @@ impl Ftl {
     /// Write `n` uniformly random LPNs functionally (with inline GC), then
     /// program what is left over.
     fn overwrite_random(&mut self, rng: &mut Xoshiro256PlusPlus, n: u64) {
-        let spp = self.geo.slots_per_program as usize;
-        let mut batch = Vec::with_capacity(spp);
-        for _ in 0..n {
-            batch.push(Lpn(rng.gen_range(0..self.lpns) as u32));
-            if batch.len() == spp {
-                self.write_batch_functional(&batch);
-                batch.clear();
-            }
-        }
-        if !batch.is_empty() {
-            self.write_batch_functional(&batch);
-        }
-        self.flush_leftovers();
+        let lpns = self.lpns;
+        self.write_functional((0..n).map(|_| Lpn(rng.gen_range(0..lpns) as u32)));
     }
 
     /// Blocks of `unit` in service (not factory bad, not set aside as
@@ -560,7 +549,7 @@ impl Layout {
 mod tests {
     use super::*;
     use crate::config::{Device, DeviceFile};
-    use crate::nand::Geometry;
+    use crate::device::ftl::tests::ftl_for;
 
     /// 32 parallel units (4 channels x 8 dies), `blocks` blocks of 72
     /// slots each per unit, `op` over-provisioning.
@@ -602,12 +591,6 @@ bus_bandwidth = "400MB/s"
             .unwrap()
             .resolve("scaled")
             .unwrap()
-    }
-
-    fn ftl_for(d: &Device) -> Ftl {
-        let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
-        let n = crate::config::logical_units(&d.nand, &d.ftl);
-        Ftl::new(g, d.ftl.clone(), n, 1)
     }
 
     /// Valid slots of the closed blocks, sorted.
