@@ -618,7 +618,7 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
     );
     // The PM9A3 preset with 600 blocks of 96 pages per plane (32 GB): a
     // sixteenth of a drive write spans 1,000+ blocks, so 4 snapshots.
-    let run = |pre: &str| {
+    let run = |pre: &str, format: &str| {
         let (code, out, err) = ssdlab(&[
             "run",
             "--set",
@@ -630,12 +630,15 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
             "--precondition",
             pre,
             "--output-format",
-            "json",
+            format,
         ]);
         assert_eq!(code, 0, "{pre}: {err}");
-        serde_json::from_str::<serde_json::Value>(&out).expect("valid JSON")
+        out
     };
-    let (scaled, exact) = (run("steady"), run("steady-exact"));
+    let json = |pre: &str| {
+        serde_json::from_str::<serde_json::Value>(&run(pre, "json")).expect("valid JSON")
+    };
+    let (scaled, exact) = (json("steady"), json("steady-exact"));
     assert_eq!(scaled["precondition"]["mode"], "steady");
     assert_eq!(
         scaled["precondition"]["method"],
@@ -651,17 +654,7 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
         assert!((a / b - 1.0).abs() < 0.03, "{key:?}: scaled {a} exact {b}");
     }
     // The text report names the method.
-    let (_, text, _) = ssdlab(&[
-        "run",
-        "--set",
-        "nand.blocks_per_plane=600",
-        "--set",
-        "nand.pages_per_block=96",
-        "--job",
-        &job,
-        "--precondition",
-        "steady",
-    ]);
+    let text = run("steady", "text");
     assert!(
         text.contains("precondition: steady (scaled: 8 of 32 units, 4 snapshots)"),
         "{text}"

@@ -220,50 +220,21 @@ impl Link {
         bytes: u64,
         control: bool,
     ) -> (Time, Time) {
-        if self.cal.is_some() {
-            return self.reserve_on_calendar(dir, clock, now, service, bytes, control);
+        let k = match dir {
+            Dir::Up => 0,
+            Dir::Down => 1,
+        };
+        if k == 0 {
+            self.bytes.0 += bytes;
+        } else {
+            self.bytes.1 += bytes;
+        }
+        if let Some(c) = self.cal.as_mut() {
+            return book_on_calendar(&mut c[k], clock, now, service, control);
         }
         match dir {
-            Dir::Up => {
-                self.bytes.0 += bytes;
-                self.up.reserve(now, service)
-            }
-            Dir::Down => {
-                self.bytes.1 += bytes;
-                self.down.reserve(now, service)
-            }
-        }
-    }
-
-    /// [`Link::reserve`] on a link that books on calendars (out of line:
-    /// the FIFO path of a drive at a root port stays small enough to inline).
-    #[inline(never)]
-    fn reserve_on_calendar(
-        &mut self,
-        dir: Dir,
-        clock: Time,
-        now: Time,
-        service: Time,
-        bytes: u64,
-        control: bool,
-    ) -> (Time, Time) {
-        let k = match dir {
-            Dir::Up => {
-                self.bytes.0 += bytes;
-                0
-            }
-            Dir::Down => {
-                self.bytes.1 += bytes;
-                1
-            }
-        };
-        let Some(c) = self.cal.as_mut() else {
-            return (now, now + service);
-        };
-        if control {
-            c[k].pass(now, service)
-        } else {
-            c[k].reserve(clock, now, service)
+            Dir::Up => self.up.reserve(now, service),
+            Dir::Down => self.down.reserve(now, service),
         }
     }
 
@@ -340,6 +311,23 @@ impl Link {
             Some(c) => (c[0].busy_by(t), c[1].busy_by(t)),
             None => (self.up.busy_by(t), self.down.busy_by(t)),
         }
+    }
+}
+
+/// [`Link::reserve`] on one direction's calendar (out of line: the FIFO
+/// path of a drive at a root port stays small enough to inline).
+#[inline(never)]
+fn book_on_calendar(
+    cal: &mut Calendar,
+    clock: Time,
+    now: Time,
+    service: Time,
+    control: bool,
+) -> (Time, Time) {
+    if control {
+        cal.pass(now, service)
+    } else {
+        cal.reserve(clock, now, service)
     }
 }
 

@@ -328,7 +328,9 @@ impl Ftl {
             .filter(|&l| !lay.reaches(l))
             .map(|l| l as u32)
             .collect();
-        debug_assert_eq!(rest.len(), lay.spill.len(), "slots and LPNs left");
+        // Closed blocks of a steady state hold far more invalid slots than
+        // the under-`k` program units of LPNs left: every LPN gets a slot.
+        assert_eq!(rest.len(), lay.spill.len(), "slots and LPNs left");
         for i in (1..rest.len()).rev() {
             rest.swap(i, rng.gen_range(0..=i));
         }
@@ -738,20 +740,21 @@ bus_bandwidth = "400MB/s"
         // within 10 % (in both about one in 33; never under a layout
         // that gives the neighbours from one reduced LPN to different
         // snapshots).
+        let unit_of = |f: &Ftl, l: u32| f.l2p(l) / (f.geo.blocks_per_unit * f.geo.slots_per_block);
         let shared = |f: &Ftl| {
-            let per_unit = f.geo.blocks_per_unit * f.geo.slots_per_block;
             let spp = f.geo.slots_per_program;
             let n = f.logical_units() as u32 - spp;
             let same = (0..n)
-                .filter(|&l| f.l2p(l) / per_unit == f.l2p(l + spp) / per_unit)
+                .filter(|&l| unit_of(f, l) == unit_of(f, l + spp))
                 .count();
             same as f64 / n as f64
         };
+        let shared = [shared(&exact), shared(&scaled)];
         assert!(
-            (shared(&exact) / shared(&scaled) - 1.0).abs() < 0.1,
+            (shared[0] / shared[1] - 1.0).abs() < 0.1,
             "{label}: LPNs a program unit apart on one unit, exact {:.4} scaled {:.4}",
-            shared(&exact),
-            shared(&scaled)
+            shared[0],
+            shared[1]
         );
         // Every unit holds LPNs from all over the range: 8 ranges, each
         // within 15 % of its share of the unit's valid slots.
@@ -772,29 +775,29 @@ bus_bandwidth = "400MB/s"
         }
         // Most LPNs of one unit in an aligned run of 32 (a 128 KiB read).
         let crowd = |f: &Ftl| {
-            let per_unit = f.geo.blocks_per_unit * f.geo.slots_per_block;
             let runs = f.logical_units() as u32 / 32;
             let mut total = 0u64;
             let mut c = vec![0u8; f.geo.units as usize];
             for run in 0..runs {
                 c.fill(0);
                 for l in run * 32..run * 32 + 32 {
-                    c[(f.l2p(l) / per_unit) as usize] += 1;
+                    c[unit_of(f, l) as usize] += 1;
                 }
                 total += *c.iter().max().unwrap_or(&0) as u64;
             }
             total as f64 / runs as f64
         };
+        let crowd = [crowd(&exact), crowd(&scaled)];
         assert!(
-            (crowd(&exact) / crowd(&scaled) - 1.0).abs() < 0.015,
+            (crowd[0] / crowd[1] - 1.0).abs() < 0.015,
             "{label}: most LPNs of 32 on one unit, exact {:.3} scaled {:.3}",
-            crowd(&exact),
-            crowd(&scaled)
+            crowd[0],
+            crowd[1]
         );
         eprintln!(
             "{label}: {how:?}; most of 32 LPNs on one unit {:.3} vs {:.3}; valid per closed block: exact mean {:.1} deciles {:?}, scaled mean {:.1} deciles {:?} (of {spb}); free per unit {:.2} vs {:.2}; erases per block {:.3} vs {:.3}; WAF after {:.3} vs {:.3}; program-unit neighbours on one unit {:.4} vs {:.4}",
-            crowd(&exact),
-            crowd(&scaled),
+            crowd[0],
+            crowd[1],
             mean(&a),
             [0.1, 0.5, 0.9].map(|p| q(&a, p)),
             mean(&b),
@@ -805,8 +808,8 @@ bus_bandwidth = "400MB/s"
             erases(&scaled),
             waf[0],
             waf[1],
-            shared(&exact),
-            shared(&scaled),
+            shared[0],
+            shared[1],
         );
     }
 
