@@ -106,6 +106,9 @@ pub struct Fabric {
     /// and of [`Fabric::device_read_time`] over a path of several hops
     /// (the same size recurs on every command).
     idle_memo: Vec<[Cell<(u64, Time)>; 2]>,
+    /// Per port, per [`Kind`]: each hop's service for the last size (paths
+    /// of several hops).
+    costs: Vec<[HopCosts; KINDS]>,
 }
 
 /// One hop of a transfer.
@@ -121,6 +124,91 @@ struct Step {
     /// (credit round trip, ingress buffer bytes) if the switch's credits
     /// can limit this hop below its link's rate (see [`credit_limited`]).
     credit: Option<(Time, u64)>,
+    /// From this hop's start to when the next hop can start: this link's
+    /// latency plus the port-to-port latency of the switch the next hop
+    /// crosses (set by [`settle`]; unused on the last hop).
+    cross: Time,
+    /// This link's one-way latency.
+    lat: Time,
+    /// (ingress buffer bytes, this link's latency plus the receiving
+    /// switch's) if the switch receiving this hop can hold it behind the
+    /// next one (back-pressure, see [`hold_behind`]); `None` into a drive
+    /// or the root, and on a shared link (never held).
+    hold: Option<(u64, Time)>,
+}
+
+impl Step {
+    fn new(link: usize, dir: Dir, crossed: Option<usize>, into: Option<usize>) -> Step {
+        Step {
+            link,
+            dir,
+            crossed,
+            into,
+            credit: None,
+            cross: Time::ZERO,
+            lat: Time::ZERO,
+            hold: None,
+        }
+    }
+}
+
+/// Fill in the derived fields of a transfer's `hops` (in the order it
+/// flows) from the links and switches: credits, latencies, hold-back.
+fn settle(links: &[Link], switches: &[Credits], hops: &mut [Step]) {
+    for i in 0..hops.len() {
+        let link = &links[hops[i].link];
+        let into = hops[i].into;
+        hops[i].credit = credit_of(link, into, switches);
+        hops[i].lat = link.latency();
+        hops[i].hold = into
+            .filter(|_| !link.is_shared())
+            .map(|j| (switches[j].buffer, link.latency() + switches[j].latency));
+        let next_crossed = hops.get(i + 1).and_then(|n| n.crossed);
+        hops[i].cross = link.latency() + next_crossed.map_or(Time::ZERO, |j| switches[j].latency);
+    }
+}
+
+/// Each hop's service ([`hop_service`]) for a transfer of `bytes` of
+/// payload whose own wire time on a link is `dur`, into `out`.
+fn services(
+    links: &[Link],
+    hops: &[Step],
+    bytes: u64,
+    dur: impl Fn(&Link) -> Time,
+    out: &mut Vec<(Time, bool)>,
+) {
+    out.clear();
+    out.extend(hops.iter().map(|st| {
+        let link = &links[st.link];
+        hop_service(link, st, bytes, dur(link))
+    }));
+}
+
+/// The kinds of transfer a port makes, for [`Fabric::costs`].
+#[derive(Clone, Copy)]
+enum Kind {
+    /// The host's doorbell write (down, the memory port left out).
+    Doorbell = 0,
+    /// A device read's requests (up).
+    Request,
+    /// A device read's data (down).
+    Fetch,
+    /// A device write (up).
+    Write,
+    /// A completion entry and its interrupt (up).
+    Completion,
+}
+
+/// Kinds of [`Kind`].
+const KINDS: usize = 5;
+
+/// One kind of transfer's service on each hop of a port's path, for the
+/// size it last carried (`key`; sizes recur on every command: the
+/// doorbell, the SQE, the CQE, the block size).
+#[derive(Default)]
+struct HopCosts {
+    key: Option<u64>,
+    services: Vec<(Time, bool)>,
 }
 
 /// A switch's flow control, as [`chain`] needs it.
@@ -172,63 +260,66 @@ fn hop_service(link: &Link, st: &Step, bytes: u64, wire: Time) -> (Time, bool) {
 
 /// Book a transfer over `hops` (in the order it flows), cut-through, the
 /// event loop's clock being at `clock`; returns when the last byte arrives.
-/// `dur` gives each link's own time.
-#[allow(clippy::too_many_arguments)]
+/// `costs` gives each hop's service ([`services`]).
+#[inline]
 fn chain(
     links: &mut [Link],
-    switches: &[Credits],
     hops: &[Step],
+    costs: &[(Time, bool)],
     clock: Time,
     now: Time,
     bytes: u64,
-    dur: impl Fn(&Link) -> Time,
 ) -> Time {
-    let mut prev: Option<(Time, Time, Time)> = None; // (start, end, latency) of the hop before
-    for (i, st) in hops.iter().enumerate() {
-        let link = &mut links[st.link];
-        let lat = link.latency();
-        let (d, control) = hop_service(link, st, bytes, dur(link));
-        let (s, e) = match prev {
-            None => link.reserve(st.dir, clock, now, d, bytes, control),
-            Some((ps, pe, plat)) => {
-                let cross = plat + st.crossed.map_or(Time::ZERO, |j| switches[j].latency);
-                let (s, e) = link.reserve(st.dir, clock, ps + cross, d, bytes, control);
-                // Back-pressure on the hop before, now that this one is booked.
-                if let Some(j) = hops[i - 1].into {
-                    hold_behind(links, switches, hops[i - 1], j, pe, (s, e), bytes);
-                }
-                (s, e.max(pe + cross))
+    debug_assert_eq!(hops.len(), costs.len());
+    let Some((first, rest)) = hops.split_first() else {
+        return now;
+    };
+    let (d, control) = costs[0];
+    let (mut ps, mut pe) = links[first.link].reserve(first.dir, clock, now, d, bytes, control);
+    let mut prev = first;
+    for (st, &(d, control)) in rest.iter().zip(&costs[1..]) {
+        let cross = prev.cross;
+        let (s, e) = links[st.link].reserve(st.dir, clock, ps + cross, d, bytes, control);
+        // Back-pressure on the hop before, now that this one is booked.
+        if let Some((buffer, hold_cross)) = prev.hold {
+            if bytes > buffer {
+                hold_behind(
+                    &mut links[prev.link],
+                    prev.dir,
+                    buffer,
+                    hold_cross,
+                    pe,
+                    (s, e),
+                    bytes,
+                );
             }
-        };
-        prev = Some((s, e, lat));
+        }
+        ps = s;
+        pe = e.max(pe + cross);
+        prev = st;
     }
-    prev.map_or(now, |(_, e, lat)| e + lat)
+    pe + prev.lat
 }
 
-/// Back-pressure: `hop` (into switch `j`, ending at `end`) cannot finish
-/// before all but one ingress buffer of the transfer has left over the next
-/// hop, booked over `next`. Shared links are never held.
-#[inline]
+/// Back-pressure: a hop in direction `dir` on `link`, into a switch with an
+/// ingress buffer of `buffer` bytes (`cross`: the link's latency plus the
+/// switch's) and ending at `end`, cannot finish before all but one buffer
+/// of the transfer has left over the next hop, booked over `next`.
+#[inline(never)]
 fn hold_behind(
-    links: &mut [Link],
-    switches: &[Credits],
-    hop: Step,
-    j: usize,
+    link: &mut Link,
+    dir: Dir,
+    buffer: u64,
+    cross: Time,
     end: Time,
     next: (Time, Time),
     bytes: u64,
 ) {
-    let buffer = switches[j].buffer;
-    let link = &mut links[hop.link];
-    if bytes <= buffer || link.is_shared() {
-        return;
-    }
     let (ns, ne) = next;
-    let cross = link.latency() + switches[j].latency;
     let left = Time(((ne - ns).0 as u128 * (bytes - buffer) as u128 / bytes as u128) as u64);
     let until = (ns + left).saturating_sub(cross);
     if until > end {
-        link.hold(hop.dir, until);
+        link.hold(dir, until);
     }
 }
 
@@ -279,25 +370,14 @@ impl Fabric {
                 link: 0,
                 upper_switch: None,
             }]],
-            up: vec![vec![Step {
-                link: 0,
-                dir: Dir::Up,
-                crossed: None,
-                into: None,
-                credit: None,
-            }]],
-            down: vec![vec![Step {
-                link: 0,
-                dir: Dir::Down,
-                crossed: None,
-                into: None,
-                credit: None,
-            }]],
+            up: vec![vec![Step::new(0, Dir::Up, None, None)]],
+            down: vec![vec![Step::new(0, Dir::Down, None, None)]],
             switches: Vec::new(),
             clock: Time::ZERO,
             single: true,
             mem: None,
             idle_memo: Vec::new(),
+            costs: Vec::new(),
         }
     }
 
@@ -412,12 +492,14 @@ impl Fabric {
             single: false,
             mem,
             idle_memo: Vec::new(),
+            costs: Vec::new(),
         };
         f.idle_memo = (0..f.paths.len())
             .map(|_| std::array::from_fn(|_| Cell::new((u64::MAX, Time::ZERO))))
             .collect();
         f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
         f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
+        f.costs = (0..f.paths.len()).map(|_| Default::default()).collect();
         f
     }
 
@@ -477,15 +559,14 @@ impl Fabric {
         // Going up, the switch crossed before hop i is hop i-1's upper
         // switch, and hop i flows into its own upper switch.
         let p = &self.paths[port];
-        (0..p.len())
-            .map(|i| Step {
-                link: p[i].link,
-                dir: Dir::Up,
-                crossed: if i == 0 { None } else { p[i - 1].upper_switch },
-                into: p[i].upper_switch,
-                credit: credit_of(&self.links[p[i].link], p[i].upper_switch, &self.switches),
+        let mut hops: Vec<Step> = (0..p.len())
+            .map(|i| {
+                let crossed = if i == 0 { None } else { p[i - 1].upper_switch };
+                Step::new(p[i].link, Dir::Up, crossed, p[i].upper_switch)
             })
-            .collect()
+            .collect();
+        settle(&self.links, &self.switches, &mut hops);
+        hops
     }
 
     fn down_hops(&self, port: usize) -> Vec<Step> {
@@ -493,24 +574,56 @@ impl Fabric {
         // switch, and a hop flows into the switch below it (the upper
         // switch of the hop after it), or into the drive.
         let p = &self.paths[port];
-        (0..p.len())
+        let mut hops: Vec<Step> = (0..p.len())
             .rev()
-            .map(|i| Step {
-                link: p[i].link,
-                dir: Dir::Down,
-                crossed: if i + 1 == p.len() {
+            .map(|i| {
+                let crossed = if i + 1 == p.len() {
                     None
                 } else {
                     p[i].upper_switch
-                },
-                into: if i == 0 { None } else { p[i - 1].upper_switch },
-                credit: credit_of(
-                    &self.links[p[i].link],
-                    if i == 0 { None } else { p[i - 1].upper_switch },
-                    &self.switches,
-                ),
+                };
+                let into = if i == 0 { None } else { p[i - 1].upper_switch };
+                Step::new(p[i].link, Dir::Down, crossed, into)
             })
-            .collect()
+            .collect();
+        settle(&self.links, &self.switches, &mut hops);
+        hops
+    }
+
+    /// Book a transfer of kind `kind` from `port` over `hops` (the port's
+    /// path, or its tail from `skip`) at `now`, carrying `bytes` of
+    /// payload; `key` names its size (equal keys, equal services) and
+    /// `dur` gives its wire time on a link. Returns when the last byte
+    /// arrives.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn book(
+        &mut self,
+        port: usize,
+        kind: Kind,
+        skip: usize,
+        now: Time,
+        bytes: u64,
+        key: u64,
+        dur: impl Fn(&Link) -> Time,
+    ) -> Time {
+        let hops = match kind {
+            Kind::Doorbell | Kind::Fetch => &self.down[port][skip..],
+            Kind::Request | Kind::Write | Kind::Completion => &self.up[port][skip..],
+        };
+        let costs = &mut self.costs[port][kind as usize];
+        if costs.key != Some(key) {
+            services(&self.links, hops, bytes, dur, &mut costs.services);
+            costs.key = Some(key);
+        }
+        chain(
+            &mut self.links,
+            hops,
+            &costs.services,
+            self.clock,
+            now,
+            bytes,
+        )
     }
 
     /// The host writes `bytes` to the drive at `port` (a doorbell); returns
@@ -525,15 +638,9 @@ impl Fabric {
         }
         // The host's own MMIO writes do not cross its memory port.
         let skip = self.mem.is_some() as usize;
-        chain(
-            &mut self.links,
-            &self.switches,
-            &self.down[port][skip..],
-            self.clock,
-            now,
-            bytes,
-            |l| l.payload_time(bytes),
-        )
+        self.book(port, Kind::Doorbell, skip, now, bytes, bytes, |l| {
+            l.payload_time(bytes)
+        })
     }
 
     /// The drive at `port` reads `bytes` of host memory (SQE fetch, write
@@ -547,27 +654,13 @@ impl Fabric {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_read(self.clock, now, bytes);
         }
-        let at_host = chain(
-            &mut self.links,
-            &self.switches,
-            &self.up[port],
-            self.clock,
-            now,
-            0,
-            |l| {
-                let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
-                l.request_time(reqs)
-            },
-        );
-        chain(
-            &mut self.links,
-            &self.switches,
-            &self.down[port],
-            self.clock,
-            at_host,
-            bytes,
-            |l| l.payload_time(bytes),
-        )
+        let at_host = self.book(port, Kind::Request, 0, now, 0, bytes, |l| {
+            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+            l.request_time(reqs)
+        });
+        self.book(port, Kind::Fetch, 0, at_host, bytes, bytes, |l| {
+            l.payload_time(bytes)
+        })
     }
 
     /// The drive at `port` writes `bytes` to host memory (read data, CQE,
@@ -580,15 +673,9 @@ impl Fabric {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_write(self.clock, now, bytes);
         }
-        chain(
-            &mut self.links,
-            &self.switches,
-            &self.up[port],
-            self.clock,
-            now,
-            bytes,
-            |l| l.payload_time(bytes),
-        )
+        self.book(port, Kind::Write, 0, now, bytes, bytes, |l| {
+            l.payload_time(bytes)
+        })
     }
 
     /// The drive at `port` posts a completion entry of `cqe` bytes at
@@ -607,15 +694,11 @@ impl Fabric {
             };
         }
         let bytes = cqe + msix.unwrap_or(0);
-        chain(
-            &mut self.links,
-            &self.switches,
-            &self.up[port],
-            self.clock,
-            now,
-            bytes,
-            |l| l.payload_time(cqe) + msix.map_or(Time::ZERO, |m| l.payload_time(m)),
-        )
+        // Sizes of at most 2^32 - 2 bytes: a CQE and an MSI-X message.
+        let key = cqe | msix.map_or(0, |m| (m + 1) << 32);
+        self.book(port, Kind::Completion, 0, now, bytes, key, |l| {
+            l.payload_time(cqe) + msix.map_or(Time::ZERO, |m| l.payload_time(m))
+        })
     }
 
     /// Time of a [`Fabric::device_read`] of `bytes` over an idle path.
@@ -663,21 +746,17 @@ impl Fabric {
     /// [`chain`]'s arithmetic on idle links: when the last byte of a
     /// transfer carrying `bytes` of payload arrives.
     fn idle(&self, hops: &[Step], bytes: u64, dur: impl Fn(&Link) -> Time) -> Time {
-        let mut prev: Option<(Time, Time, Time)> = None;
+        let mut prev: Option<(Time, Time, &Step)> = None;
         for st in hops {
             let link = &self.links[st.link];
-            let lat = link.latency();
             let (d, _) = hop_service(link, st, bytes, dur(link));
             let (s, e) = match prev {
                 None => (Time::ZERO, d),
-                Some((ps, pe, plat)) => {
-                    let cross = plat + st.crossed.map_or(Time::ZERO, |j| self.switches[j].latency);
-                    (ps + cross, (ps + cross + d).max(pe + cross))
-                }
+                Some((ps, pe, p)) => (ps + p.cross, (ps + p.cross + d).max(pe + p.cross)),
             };
-            prev = Some((s, e, lat));
+            prev = Some((s, e, st));
         }
-        prev.map_or(Time::ZERO, |(_, e, lat)| e + lat)
+        prev.map_or(Time::ZERO, |(_, e, p)| e + p.lat)
     }
 
     /// A peer-to-peer write of `bytes` from the device at `from` to the
@@ -705,15 +784,16 @@ impl Fabric {
         if let Some(first) = b.first_mut() {
             first.crossed = meet;
         }
-        let hops: Vec<Step> = a.into_iter().chain(b).collect();
-        chain(
-            &mut self.links,
-            &self.switches,
+        let mut hops: Vec<Step> = a.into_iter().chain(b).collect();
+        settle(&self.links, &self.switches, &mut hops);
+        let mut costs = Vec::with_capacity(hops.len());
+        services(
+            &self.links,
             &hops,
-            self.clock,
-            now,
             bytes,
             |l| l.payload_time(bytes),
-        )
+            &mut costs,
+        );
+        chain(&mut self.links, &hops, &costs, self.clock, now, bytes)
     }
 }
