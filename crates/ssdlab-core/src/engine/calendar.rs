@@ -273,6 +273,10 @@ impl Calendar {
         if need == 0 {
             return at;
         }
+        if self.len == 0 || self.get(self.len - 1).1 <= s {
+            // Nothing booked from `s` on.
+            return Time(s + need);
+        }
         let mut i = 0;
         while i < self.len && self.get(i).1 <= floor.0.max(s) {
             i += 1;

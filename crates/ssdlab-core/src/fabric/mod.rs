@@ -274,12 +274,18 @@ fn chain(
     let Some((first, rest)) = hops.split_first() else {
         return now;
     };
-    let (d, control) = costs[0];
-    let (mut ps, mut pe) = links[first.link].reserve(first.dir, clock, now, d, bytes, control);
+    let (mut ps, mut pe) = book_hop(
+        &mut links[first.link],
+        first.dir,
+        clock,
+        now,
+        costs[0],
+        bytes,
+    );
     let mut prev = first;
-    for (st, &(d, control)) in rest.iter().zip(&costs[1..]) {
+    for (st, &cost) in rest.iter().zip(&costs[1..]) {
         let cross = prev.cross;
-        let (s, e) = links[st.link].reserve(st.dir, clock, ps + cross, d, bytes, control);
+        let (s, e) = book_hop(&mut links[st.link], st.dir, clock, ps + cross, cost, bytes);
         // Back-pressure on the hop before, now that this one is booked.
         if let Some((buffer, hold_cross)) = prev.hold {
             if bytes > buffer {
@@ -299,6 +305,22 @@ fn chain(
         prev = st;
     }
     pe + prev.lat
+}
+
+/// Book one hop of service `cost` ([`hop_service`]) on `link` at `at`.
+#[inline(always)]
+fn book_hop(
+    link: &mut Link,
+    dir: Dir,
+    clock: Time,
+    at: Time,
+    cost: (Time, bool),
+    bytes: u64,
+) -> (Time, Time) {
+    match cost {
+        (d, true) => link.pass(dir, at, d, bytes),
+        (d, false) => link.reserve(dir, clock, at, d, bytes),
+    }
 }
 
 /// Back-pressure: a hop in direction `dir` on `link`, into a switch with an

@@ -156,7 +156,7 @@ impl Link {
     #[inline]
     pub fn device_write(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let t = self.payload_time(bytes);
-        let (_, end) = self.reserve(Dir::Up, clock, now, t, bytes, false);
+        let (_, end) = self.reserve(Dir::Up, clock, now, t, bytes);
         end + self.cfg.latency
     }
 
@@ -178,7 +178,7 @@ impl Link {
     #[inline]
     pub fn host_write(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let t = self.payload_time(bytes);
-        let (_, end) = self.reserve(Dir::Down, clock, now, t, bytes, false);
+        let (_, end) = self.reserve(Dir::Down, clock, now, t, bytes);
         end + self.cfg.latency
     }
 
@@ -188,11 +188,11 @@ impl Link {
     #[inline]
     pub fn device_read(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
         let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
-        let (_, req_end) = self.reserve(Dir::Up, clock, now, self.request_time(reqs), 0, false);
+        let (_, req_end) = self.reserve(Dir::Up, clock, now, self.request_time(reqs), 0);
         // The host's completions start one latency after the first request reaches it.
         let first_at_host = req_end + self.cfg.latency;
         let t = self.payload_time(bytes);
-        let (_, end) = self.reserve(Dir::Down, clock, first_at_host, t, bytes, false);
+        let (_, end) = self.reserve(Dir::Down, clock, first_at_host, t, bytes);
         end + self.cfg.latency
     }
 
@@ -205,11 +205,8 @@ impl Link {
 
     /// Book `service` on one direction at or after `now`, carrying
     /// `bytes` of payload, the event loop's clock being at `clock`: (start,
-    /// end) on this link alone. A `control` TLP ([`Link::is_control`])
-    /// passes a shared link without queueing: a switch arbitrates between
-    /// its ports TLP by TLP, so it waits at most one TLP behind another
-    /// port's data; the next booking carries its wire time, so the link's
-    /// capacity is kept ([`Calendar::pass`]).
+    /// end) on this link alone. (A control TLP on a shared link passes
+    /// instead: [`Link::pass`].)
     #[inline]
     pub(crate) fn reserve(
         &mut self,
@@ -218,7 +215,6 @@ impl Link {
         now: Time,
         service: Time,
         bytes: u64,
-        control: bool,
     ) -> (Time, Time) {
         let k = match dir {
             Dir::Up => 0,
@@ -230,11 +226,33 @@ impl Link {
             self.bytes.1 += bytes;
         }
         if let Some(c) = self.cal.as_mut() {
-            return book_on_calendar(&mut c[k], clock, now, service, control);
+            return book_on_calendar(&mut c[k], clock, now, service);
         }
         match dir {
             Dir::Up => self.up.reserve(now, service),
             Dir::Down => self.down.reserve(now, service),
+        }
+    }
+
+    /// A control TLP ([`Link::is_control`]) of wire time `service` carrying
+    /// `bytes` passes a shared link at `now` without queueing: a switch
+    /// arbitrates between its ports TLP by TLP, so it waits at most one TLP
+    /// behind another port's data; the next booking carries its wire time,
+    /// so the link's capacity is kept ([`Calendar::pass`]). (start, end).
+    #[inline]
+    pub(crate) fn pass(&mut self, dir: Dir, now: Time, service: Time, bytes: u64) -> (Time, Time) {
+        let k = match dir {
+            Dir::Up => 0,
+            Dir::Down => 1,
+        };
+        if k == 0 {
+            self.bytes.0 += bytes;
+        } else {
+            self.bytes.1 += bytes;
+        }
+        match self.cal.as_mut() {
+            Some(c) => c[k].pass(now, service),
+            None => (now, now + service),
         }
     }
 
@@ -317,18 +335,8 @@ impl Link {
 /// [`Link::reserve`] on one direction's calendar (out of line: the FIFO
 /// path of a drive at a root port stays small enough to inline).
 #[inline(never)]
-fn book_on_calendar(
-    cal: &mut Calendar,
-    clock: Time,
-    now: Time,
-    service: Time,
-    control: bool,
-) -> (Time, Time) {
-    if control {
-        cal.pass(now, service)
-    } else {
-        cal.reserve(clock, now, service)
-    }
+fn book_on_calendar(cal: &mut Calendar, clock: Time, now: Time, service: Time) -> (Time, Time) {
+    cal.reserve(clock, now, service)
 }
 
 #[cfg(test)]
