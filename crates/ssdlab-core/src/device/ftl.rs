@@ -1080,10 +1080,15 @@ bus_bandwidth = "400MB/s"
         let units: Vec<String> = f
             .units
             .iter()
-            .map(|u| format!("{:?} {:?}", u.free, u.active))
+            .map(|u| {
+                format!(
+                    "{:?} {:?} slc {:?} {:?} {} {}",
+                    u.free, u.active, u.slc_free, u.slc_active, u.slc_dynamic, u.slc_closed
+                )
+            })
             .collect();
         format!(
-            "{l2p:?}\n{p2l:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{units:?}\n{:?}\n{} {} {} {:?}",
+            "{l2p:?}\n{p2l:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{units:?}\n{:?}\n{} {} {} {:?}\n{:?}",
             f.valid,
             f.state,
             f.close_seq,
@@ -1092,7 +1097,8 @@ bus_bandwidth = "400MB/s"
             f.seq,
             f.stripe_pos,
             f.mapped,
-            f.stats
+            f.stats,
+            f.slc_mode
         )
     }
 
@@ -1102,16 +1108,29 @@ bus_bandwidth = "400MB/s"
     #[test]
     fn the_closed_form_fill_equals_the_per_lpn_fill_and_so_does_what_follows() {
         let mut closed_form = 0;
-        for (policy, mp, op, wl) in [
-            ("greedy", true, 0.25, "none"),
-            ("cost-benefit", false, 0.25, "dynamic"),
-            ("greedy", true, 0.23, "none"), // a last, partial program unit
-            ("greedy", false, 0.23, "static"),
-            ("fifo", false, 0.11, "none"),
-            ("greedy", true, 0.03, "none"), // too little spare: falls back to per LPN
+        // SLC cache: (static, dynamic) bytes and whether host writes wait
+        // for folding when it is full (the fill writes native blocks).
+        let no_slc = (0, 0, false);
+        for (policy, mp, op, wl, (slc_static, slc_dynamic, fold)) in [
+            ("greedy", true, 0.25, "none", no_slc),
+            ("cost-benefit", false, 0.25, "dynamic", no_slc),
+            ("greedy", true, 0.23, "none", no_slc), // a last, partial program unit
+            ("greedy", false, 0.23, "static", no_slc),
+            ("fifo", false, 0.11, "none", no_slc),
+            ("greedy", true, 0.03, "none", no_slc), // too little spare: falls back to per LPN
+            ("greedy", true, 0.25, "none", (256 << 10, 1 << 20, false)),
+            ("greedy", false, 0.23, "dynamic", (256 << 10, 2 << 20, true)),
+            ("greedy", false, 0.25, "none", (1 << 20, 0, false)), // no room left: per LPN
+            ("cost-benefit", true, 0.25, "none", (0, 2 << 20, true)),
+            ("greedy", true, 0.25, "static", (0, 2 << 20, false)),
         ] {
             let mut d = small_device(policy, mp);
             d.ftl.over_provisioning = op;
+            d.ftl.slc_static = crate::units::Bytes(slc_static);
+            d.ftl.slc_dynamic = crate::units::Bytes(slc_dynamic);
+            if fold {
+                d.ftl.slc_when_full = crate::config::SlcWhenFull::Fold;
+            }
             d.ftl.wear_leveling = match wl {
                 "dynamic" => WearLeveling::Dynamic,
                 "static" => WearLeveling::Static,
@@ -1152,8 +1171,8 @@ bus_bandwidth = "400MB/s"
                 .unwrap_or_else(|e| panic!("{policy} mp={mp} op={op}: {e}"));
         }
         assert_eq!(
-            closed_form, 5,
-            "the closed form applies to all but the 3 % case"
+            closed_form, 9,
+            "the closed form applies to all but the 3 % case and the one whose SLC region leaves too little room"
         );
     }
 

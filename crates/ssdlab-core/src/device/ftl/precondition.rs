@@ -163,12 +163,16 @@ impl Ftl {
         let fresh = self.seq == 0
             && self.stripe_pos == 0
             && self.fill.n == 0
-            && self.slc.is_none()
             && self.stats.host_slots == 0
             && self.stats.programmed_slots == 0
             && self.geo.bad_per_unit == 0
             && self.units.iter().all(|u| u.active.is_none());
-        if !(fresh && fill.applies(self.cfg.gc_hard_threshold + self.replacements_per_unit())) {
+        // The fill writes native blocks from the start of each unit's free
+        // list; the static SLC region (the units' last blocks), the
+        // replacement blocks and the host's GC floor stay out of its reach.
+        let floor =
+            self.cfg.gc_hard_threshold + self.replacements_per_unit() + self.slc_static_blocks();
+        if !(fresh && fill.applies(floor)) {
             return self.fill_sequential_per_lpn();
         }
         // Nothing written yet: every table entry is still at its default.
