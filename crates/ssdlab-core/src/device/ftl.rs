@@ -1109,20 +1109,45 @@ bus_bandwidth = "400MB/s"
     fn the_closed_form_fill_equals_the_per_lpn_fill_and_so_does_what_follows() {
         let mut closed_form = 0;
         // SLC cache: (static, dynamic) bytes and whether host writes wait
-        // for folding when it is full (the fill writes native blocks).
+        // for folding when it is full (the fill writes native blocks); the
+        // share of factory bad blocks (gaps in the units' free lists).
         let no_slc = (0, 0, false);
-        for (policy, mp, op, wl, (slc_static, slc_dynamic, fold)) in [
-            ("greedy", true, 0.25, "none", no_slc),
-            ("cost-benefit", false, 0.25, "dynamic", no_slc),
-            ("greedy", true, 0.23, "none", no_slc), // a last, partial program unit
-            ("greedy", false, 0.23, "static", no_slc),
-            ("fifo", false, 0.11, "none", no_slc),
-            ("greedy", true, 0.03, "none", no_slc), // too little spare: falls back to per LPN
-            ("greedy", true, 0.25, "none", (256 << 10, 1 << 20, false)),
-            ("greedy", false, 0.23, "dynamic", (256 << 10, 2 << 20, true)),
-            ("greedy", false, 0.25, "none", (1 << 20, 0, false)), // no room left: per LPN
-            ("cost-benefit", true, 0.25, "none", (0, 2 << 20, true)),
-            ("greedy", true, 0.25, "static", (0, 2 << 20, false)),
+        for (policy, mp, op, wl, (slc_static, slc_dynamic, fold), bad) in [
+            ("greedy", true, 0.25, "none", no_slc, 0.0),
+            ("cost-benefit", false, 0.25, "dynamic", no_slc, 0.0),
+            ("greedy", true, 0.23, "none", no_slc, 0.0), // a last, partial program unit
+            ("greedy", false, 0.23, "static", no_slc, 0.0),
+            ("fifo", false, 0.11, "none", no_slc, 0.0),
+            ("greedy", true, 0.03, "none", no_slc, 0.0), // too little spare: per LPN
+            (
+                "greedy",
+                true,
+                0.25,
+                "none",
+                (256 << 10, 1 << 20, false),
+                0.0,
+            ),
+            (
+                "greedy",
+                false,
+                0.23,
+                "dynamic",
+                (256 << 10, 2 << 20, true),
+                0.0,
+            ),
+            ("greedy", false, 0.25, "none", (1 << 20, 0, false), 0.0), // no room: per LPN
+            ("cost-benefit", true, 0.25, "none", (0, 2 << 20, true), 0.0),
+            ("greedy", true, 0.25, "static", (0, 2 << 20, false), 0.0),
+            ("greedy", true, 0.30, "none", no_slc, 0.07),
+            ("cost-benefit", false, 0.30, "dynamic", no_slc, 0.07),
+            (
+                "greedy",
+                false,
+                0.35,
+                "static",
+                (256 << 10, 1 << 20, false),
+                0.07,
+            ),
         ] {
             let mut d = small_device(policy, mp);
             d.ftl.over_provisioning = op;
@@ -1131,6 +1156,7 @@ bus_bandwidth = "400MB/s"
             if fold {
                 d.ftl.slc_when_full = crate::config::SlcWhenFull::Fold;
             }
+            d.nand.factory_bad_blocks = bad;
             d.ftl.wear_leveling = match wl {
                 "dynamic" => WearLeveling::Dynamic,
                 "static" => WearLeveling::Static,
@@ -1142,6 +1168,11 @@ bus_bandwidth = "400MB/s"
             b.fill_sequential_per_lpn();
             if a.fill.n > 0 {
                 closed_form += 1;
+                assert_eq!(
+                    a.fill.follows_free_lists(),
+                    bad > 0.0,
+                    "{policy} {op}: the fill follows free lists with gaps only with bad blocks"
+                );
                 assert_eq!(
                     a.l2p.written() + a.p2l.written(),
                     0,
@@ -1171,7 +1202,7 @@ bus_bandwidth = "400MB/s"
                 .unwrap_or_else(|e| panic!("{policy} mp={mp} op={op}: {e}"));
         }
         assert_eq!(
-            closed_form, 9,
+            closed_form, 12,
             "the closed form applies to all but the 3 % case and the one whose SLC region leaves too little room"
         );
     }

@@ -265,9 +265,11 @@ impl SparseTable {
 /// block's program units in order. So LPN `l` (batch `k = l / spp`, slot
 /// `r = l mod spp`) is at unit `stripe[k mod U]`, program `j = k / U` of
 /// that unit: block `j / ppb`, slot `(j mod ppb) * spp + r`. This holds when
-/// no unit runs out of blocks before the fill ends and nothing else (GC, an
-/// SLC cache) takes part, which [`SeqFill::applies`] and the FTL check; the
-/// FTL also checks each batch's slot against it as it allocates.
+/// no unit runs out of blocks before the fill ends and nothing else (GC)
+/// takes part, which [`SeqFill::applies`] and the FTL check; the FTL also
+/// checks each batch's slot against it as it allocates. When factory bad
+/// blocks leave gaps in a unit's free list, "block `b`" is the unit's `b`-th
+/// free block ([`SeqFill::with_free_lists`]).
 #[derive(Debug, Clone, Default)]
 pub(super) struct SeqFill {
     /// LPNs filled (0: none, every default is "unmapped").
@@ -281,6 +283,19 @@ pub(super) struct SeqFill {
     stripe: Vec<u32>,
     /// Per unit: its position in `stripe`.
     pos: Vec<u32>,
+    /// The units' free lists when they are not `0, 1, 2, ...`.
+    blocks: Option<Box<FillBlocks>>,
+}
+
+/// Which block of its unit the fill's `b`-th block is, and back.
+#[derive(Debug, Clone)]
+struct FillBlocks {
+    /// Per unit, `bpu` entries: the `b`-th block the fill opens (index in
+    /// the unit); past the free list, `u32::MAX`.
+    order: Vec<u32>,
+    /// Per unit, `bpu` entries: block index in the unit to its place in
+    /// `order`, `u32::MAX` for a block the fill never opens.
+    rank: Vec<u32>,
 }
 
 /// Division of a `u32` by a fixed divisor as a multiply and a shift
@@ -335,7 +350,39 @@ impl SeqFill {
             units: Div::new(stripe.len() as u32),
             stripe: stripe.to_vec(),
             pos,
+            blocks: None,
         }
+    }
+
+    /// The fill opens each unit's blocks in the order of its free list
+    /// (`free[u]`: block indices within unit `u`), as the allocator does on
+    /// a fresh drive. Free lists of `0, 1, 2, ...` keep the plain formula.
+    pub(super) fn with_free_lists<'a>(
+        mut self,
+        free: impl ExactSizeIterator<Item = impl Iterator<Item = &'a u32> + Clone>,
+    ) -> SeqFill {
+        let bpu = self.bpu.d as usize;
+        let units = free.len();
+        let mut order = vec![u32::MAX; units * bpu];
+        let mut rank = vec![u32::MAX; units * bpu];
+        let mut plain = true;
+        for (u, list) in free.enumerate() {
+            for (i, &b) in list.take(bpu).enumerate() {
+                plain &= b as usize == i;
+                order[u * bpu + i] = b;
+                rank[u * bpu + b as usize] = i as u32;
+            }
+        }
+        if !plain {
+            self.blocks = Some(Box::new(FillBlocks { order, rank }));
+        }
+        self
+    }
+
+    /// Does the fill follow free lists with gaps ([`SeqFill::with_free_lists`])?
+    #[cfg(test)]
+    pub(super) fn follows_free_lists(&self) -> bool {
+        self.blocks.is_some()
     }
 
     /// Does the closed form hold: whole program units per block, and every
@@ -362,7 +409,10 @@ impl SeqFill {
         let (k, r) = self.spp.divmod(lpn);
         let (j, i) = self.units.divmod(k);
         let unit = self.stripe[i as usize] as u64;
-        let (blk, p) = self.ppb.divmod(j);
+        let (mut blk, p) = self.ppb.divmod(j);
+        if let Some(f) = &self.blocks {
+            blk = f.order[(unit * self.bpu.d as u64 + blk as u64) as usize];
+        }
         let block = unit * self.bpu.d as u64 + blk as u64;
         (block * self.spb.d as u64 + (p * self.spp.d + r) as u64) as u32
     }
@@ -374,7 +424,13 @@ impl SeqFill {
             return UNMAPPED;
         }
         let (block, off) = self.spb.divmod(slot);
-        let (unit, blk) = self.bpu.divmod(block);
+        let (unit, mut blk) = self.bpu.divmod(block);
+        if let Some(f) = &self.blocks {
+            blk = f.rank[block as usize];
+            if blk == u32::MAX {
+                return UNMAPPED;
+            }
+        }
         let (p, r) = self.spp.divmod(off);
         let j = blk as u64 * self.ppb.d as u64 + p as u64;
         let k = j * self.stripe.len() as u64 + self.pos[unit as usize] as u64;

@@ -159,19 +159,20 @@ impl Ftl {
     /// [`Ftl::fill_sequential`]'s user data.
     fn fill_data_sequential(&mut self) {
         let n = self.lpns;
-        let fill = SeqFill::new(&self.geo, &self.stripe, n);
+        let fill = SeqFill::new(&self.geo, &self.stripe, n)
+            .with_free_lists(self.units.iter().map(|u| u.free.iter()));
         let fresh = self.seq == 0
             && self.stripe_pos == 0
             && self.fill.n == 0
             && self.stats.host_slots == 0
             && self.stats.programmed_slots == 0
-            && self.geo.bad_per_unit == 0
             && self.units.iter().all(|u| u.active.is_none());
         // The fill writes native blocks from the start of each unit's free
-        // list; the static SLC region (the units' last blocks), the
-        // replacement blocks and the host's GC floor stay out of its reach.
+        // list (the static SLC region, factory bad blocks and replacement
+        // blocks are not on it) and must stay above the host's GC floor.
+        let fewest_free = self.units.iter().map(|u| u.free.len()).min().unwrap_or(0) as u32;
         let floor =
-            self.cfg.gc_hard_threshold + self.replacements_per_unit() + self.slc_static_blocks();
+            self.cfg.gc_hard_threshold + self.geo.blocks_per_unit.saturating_sub(fewest_free);
         if !(fresh && fill.applies(floor)) {
             return self.fill_sequential_per_lpn();
         }
