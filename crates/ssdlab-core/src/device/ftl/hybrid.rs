@@ -830,9 +830,10 @@ impl Ftl {
 
 impl Ftl {
     /// Sequential fill under block or hybrid mapping: every logical block
-    /// written in place. On a fresh drive without bad blocks this is the
-    /// page FTL's closed form ([`SeqFill`]: the same places), set per
-    /// program unit without touching the tables; else LPN by LPN.
+    /// written in place. On a fresh drive this is the page FTL's closed
+    /// form ([`SeqFill`]: the same places, each unit's blocks in free-list
+    /// order), set per program unit without touching the tables; else LPN
+    /// by LPN.
     pub(super) fn hybrid_fill(&mut self) {
         let n = self.lpns;
         let (spp, spb, bpu) = (
@@ -840,15 +841,18 @@ impl Ftl {
             self.geo.slots_per_block as u64,
             self.geo.blocks_per_unit,
         );
-        let fill = SeqFill::new(&self.geo, &self.stripe, n);
-        let floor = self.cfg.log_blocks + 1 + self.replacements_per_unit();
+        let fill = SeqFill::new(&self.geo, &self.stripe, n)
+            .with_free_lists(self.units.iter().map(|u| u.free.iter()));
+        // The logs and the merge target come from the blocks left free
+        // (bad and replacement blocks are not on the free lists).
+        let fewest_free = self.units.iter().map(|u| u.free.len()).min().unwrap_or(0) as u32;
+        let floor = self.cfg.log_blocks + 1 + bpu.saturating_sub(fewest_free);
         let fresh = self.seq == 0
             && self.fill.n == 0
             && self.stats.host_slots == 0
             && self.stats.programmed_slots == 0
-            && self.geo.bad_per_unit == 0
             && self.units.iter().enumerate().all(|(u, m)| {
-                m.free.iter().take(1).all(|&b| b == 0)
+                m.active.is_none()
                     && self
                         .hybrid
                         .as_ref()
@@ -880,20 +884,21 @@ impl Ftl {
             let cnt = spp.min(n - k * spp);
             let unit = self.stripe[(k % units) as usize];
             let j = k / units;
-            let bid = unit as u64 * bpu as u64 + j / ppb;
+            let bid = unit as u64 * bpu as u64 + fill.block(unit, (j / ppb) as u32) as u64;
             self.valid[bid as usize] += cnt as u32;
             programs[unit as usize] += 1;
         }
         for unit in 0..self.geo.units {
             let p = programs[unit as usize];
             for lbn in 0..p.div_ceil(ppb) {
-                let b = self.units[unit as usize].free.pop_front();
-                debug_assert_eq!(b, Some(lbn as u32));
-                let bid = unit * bpu + lbn as u32;
+                let popped = self.units[unit as usize].free.pop_front();
+                let b = fill.block(unit, lbn as u32);
+                debug_assert_eq!(popped, Some(b));
+                let bid = unit * bpu + b;
                 self.state[bid as usize] = BlockState::Active;
                 self.stats.blocks_opened += 1;
                 let um = &mut self.hybrid.as_mut().expect("hybrid").units[unit as usize];
-                um.data[lbn as usize] = lbn as u32;
+                um.data[lbn as usize] = b;
                 um.dwp[lbn as usize] = ((p - lbn * ppb).min(ppb) * spp) as u32;
             }
         }
@@ -1066,7 +1071,16 @@ bus_bandwidth = "400MB/s"
 
     #[test]
     fn places_invert_and_follow_the_sequential_fill() {
-        for page in ["4KiB", "16KiB"] {
+        // With factory bad blocks too: the fill opens each unit's blocks in
+        // free-list order, around the bad ones.
+        for (page, bad) in [("4KiB", 0.0), ("16KiB", 0.0), ("4KiB", 0.1), ("16KiB", 0.1)] {
+            let ftl = |mapping: &str, log_blocks: u32, page: &str| {
+                let mut d = device(mapping, log_blocks, page);
+                d.nand.factory_bad_blocks = bad;
+                let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+                let n = crate::config::logical_units(&d.nand, &d.ftl);
+                Ftl::new(g, d.ftl.clone(), n, 1)
+            };
             let mut f = ftl("bast", 2, page);
             for l in 0..f.lpns as u32 {
                 let (u, lbn, place) = f.hybrid_locate(l);
@@ -1074,14 +1088,24 @@ bus_bandwidth = "400MB/s"
             }
             f.fill_sequential();
             f.check_invariants().unwrap();
+            assert!(f.fill.n > 0, "{page} bad {bad}: the closed form applies");
+            assert_eq!(f.fill.follows_free_lists(), bad > 0.0);
             // The closed form agrees with the block map.
             let mut g = ftl("bast", 2, page);
             g.stats.host_slots = 1; // not fresh: LPN by LPN
             g.fill_sequential();
             g.check_invariants().unwrap();
             for l in 0..f.lpns as u32 {
-                assert_eq!(f.lookup(Lpn(l)), g.lookup(Lpn(l)), "LPN {l}");
+                assert_eq!(
+                    f.lookup(Lpn(l)),
+                    g.lookup(Lpn(l)),
+                    "{page} bad {bad}: LPN {l}"
+                );
             }
+            for u in 0..f.geo.units {
+                assert_eq!(f.hybrid_block_roles(u), g.hybrid_block_roles(u));
+            }
+            assert_eq!(f.valid, g.valid, "{page} bad {bad}");
         }
     }
 

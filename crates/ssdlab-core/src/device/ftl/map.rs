@@ -379,6 +379,15 @@ impl SeqFill {
         self
     }
 
+    /// The `ordinal`-th block the fill opens on `unit` (index in the unit).
+    #[inline]
+    pub(super) fn block(&self, unit: u32, ordinal: u32) -> u32 {
+        match &self.blocks {
+            Some(f) => f.order[(unit as u64 * self.bpu.d as u64 + ordinal as u64) as usize],
+            None => ordinal,
+        }
+    }
+
     /// Does the fill follow free lists with gaps ([`SeqFill::with_free_lists`])?
     #[cfg(test)]
     pub(super) fn follows_free_lists(&self) -> bool {
@@ -409,11 +418,8 @@ impl SeqFill {
         let (k, r) = self.spp.divmod(lpn);
         let (j, i) = self.units.divmod(k);
         let unit = self.stripe[i as usize] as u64;
-        let (mut blk, p) = self.ppb.divmod(j);
-        if let Some(f) = &self.blocks {
-            blk = f.order[(unit * self.bpu.d as u64 + blk as u64) as usize];
-        }
-        let block = unit * self.bpu.d as u64 + blk as u64;
+        let (blk, p) = self.ppb.divmod(j);
+        let block = unit * self.bpu.d as u64 + self.block(unit as u32, blk) as u64;
         (block * self.spb.d as u64 + (p * self.spp.d + r) as u64) as u32
     }
 
