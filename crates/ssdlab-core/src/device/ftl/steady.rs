@@ -32,14 +32,17 @@
 //!    `k` program units' worth) take invalid slots of closed blocks, drawn
 //!    at random.
 //!
-//! Applies to page mapping with the whole mapping in DRAM, no SLC cache,
-//! no mapping checkpoints or validity log, and no grown bad blocks (the
-//! shapes whose state is only data blocks); otherwise, and when the drive
-//! has too few units to scale, the exact process runs on the full drive.
+//! Applies to page mapping with the whole mapping in DRAM, no mapping
+//! checkpoints or validity log, and no grown bad blocks (the shapes whose
+//! state is only data blocks); otherwise, and when the drive has too few
+//! units to scale, the exact process runs on the full drive. An SLC cache
+//! is no obstacle: the preconditioner writes native blocks only, so the
+//! static SLC region stays erased and out of the copy (the reduced drive
+//! has as many static and dynamic SLC blocks per unit as the full one).
 //! `docs/models/ftl.md` compares the two on the 960 GB preset.
 
 use super::{map, BlockState, Ftl, MappingScheme, UNMAPPED};
-use crate::units::Lpn;
+use crate::units::{Bytes, Lpn};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -112,7 +115,6 @@ impl Ftl {
     fn scaled_steady_units(&self) -> Option<u32> {
         let plain = self.cfg.mapping == MappingScheme::Page
             && self.hybrid.is_none()
-            && !self.has_slc()
             && self.tpages == 0
             && self.crec == 0
             && self.vpages == 0
@@ -167,7 +169,22 @@ impl Ftl {
         geo.units_per_die = 1;
         geo.units = ur;
         let lpns = self.lpns / k as u64;
-        let mut r = Ftl::new(geo, self.cfg.clone(), lpns, seed);
+        let mut cfg = self.cfg.clone();
+        if let Some(s) = &self.slc {
+            // As many SLC blocks per unit as here (the sizes are drive-wide).
+            let per_block = s.slots_per_block as u64 * geo.mapping_unit.0 * ur as u64;
+            cfg.slc_static = Bytes(s.static_per_unit as u64 * per_block);
+            cfg.slc_dynamic = Bytes(s.dynamic_per_unit as u64 * per_block);
+        }
+        let mut r = Ftl::new(geo, cfg, lpns, seed);
+        debug_assert_eq!(
+            r.slc
+                .as_ref()
+                .map(|s| (s.static_per_unit, s.dynamic_per_unit)),
+            self.slc
+                .as_ref()
+                .map(|s| (s.static_per_unit, s.dynamic_per_unit))
+        );
         r.rewritten = vec![0; (lpns as usize).div_ceil(64)];
         let (dw, waf) = r.precondition_steady(seed, max_drive_writes);
         if r.state.contains(&BlockState::Retired) || r.worn_out.is_some() {
@@ -220,11 +237,11 @@ impl Ftl {
     }
 
     /// Blocks of `unit` in service (not factory bad, not set aside as
-    /// replacements), by local index.
+    /// replacements, not in the static SLC region), by local index.
     fn blocks_in_service(&self, unit: u32) -> Vec<u32> {
         let bpu = self.geo.blocks_per_unit;
         let spare = &self.replacements[unit as usize];
-        (0..bpu)
+        (0..bpu - self.slc_static_blocks())
             .filter(|&b| {
                 self.state[(unit * bpu + b) as usize] != BlockState::Bad && !spare.contains(&b)
             })
@@ -612,12 +629,14 @@ bus_bandwidth = "400MB/s"
     #[test]
     fn the_scaled_state_keeps_every_invariant() {
         // Every GC policy; factory bad blocks and spares (each unit keeps
-        // its own); static wear levelling.
+        // its own); static wear levelling; an SLC cache (its static region
+        // stays erased, the dynamic one unborrowed).
         for policy in ["greedy", "cost-benefit", "random", "fifo", "d-choice"] {
             for (nand, ftl) in [
                 ("", ""),
                 ("factory_bad_blocks = \"3%\"", "spare_blocks = \"2%\""),
                 ("", "wear_leveling = \"static\"\nstatic_wl_threshold = 4"),
+                ("", SLC),
             ] {
                 let d = device(policy, nand, ftl, 512, "25%");
                 let mut f = ftl_for(&d);
@@ -629,6 +648,12 @@ bus_bandwidth = "400MB/s"
                 f.check_invariants()
                     .unwrap_or_else(|e| panic!("{policy} {nand} {ftl}: {e}"));
                 assert_eq!(f.total_valid(), f.logical_units(), "{policy}");
+                if ftl == SLC {
+                    assert!(f.units.iter().all(|u| u.slc_free.len() == 2
+                        && u.slc_active.is_none()
+                        && u.slc_dynamic == 0));
+                    assert_eq!(f.slc_valid(), 0, "{policy}: nothing in SLC");
+                }
                 assert!(dw >= 1.0 && waf > 1.0, "{policy}: {dw} {waf}");
                 // It runs on: random overwrites with GC keep the invariants.
                 let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
@@ -644,11 +669,17 @@ bus_bandwidth = "400MB/s"
     /// valid-slot distribution of closed blocks, the free blocks per unit,
     /// erase counts, and the WAF of what follows (half a drive of random
     /// overwrites), within stated tolerances; LPNs spread over every unit.
+    /// An SLC cache of 2 static and 4 dynamic blocks per unit (an SLC block
+    /// holds 96 KiB; 32 units).
+    const SLC: &str = "slc_static = \"6MiB\"\nslc_dynamic = \"12MiB\"";
+
     #[test]
     fn the_scaled_state_has_the_exact_states_statistics() {
         for policy in ["greedy", "cost-benefit"] {
             assert_same_statistics(&device(policy, "", "", 2048, "12%"), 5, policy);
         }
+        let slc = device("greedy", "", SLC, 2048, "12%");
+        assert_same_statistics(&slc, 5, "greedy, SLC cache");
     }
 
     /// The same on the 960 GB preset (4 GB of memory, about a minute):
@@ -829,11 +860,8 @@ bus_bandwidth = "400MB/s"
 
     #[test]
     fn drives_it_cannot_scale_reach_steady_state_the_exact_way() {
-        // An SLC cache; a cached mapping table; too few units.
-        for (nand, ftl, blocks) in [
-            ("", "slc_static = \"64KiB\"", 48),
-            ("", "mapping_cache = \"16KiB\"", 48),
-        ] {
+        // A cached mapping table; too few units.
+        for (nand, ftl, blocks) in [("", "mapping_cache = \"16KiB\"", 48)] {
             let d = device("greedy", nand, ftl, blocks, "25%");
             let mut f = ftl_for(&d);
             let (_, _, how) = f.precondition_steady_scaled(9, 2.0);
