@@ -1073,6 +1073,46 @@ bus_bandwidth = "400MB/s"
         Ftl::new(g, d.ftl.clone(), n, 1)
     }
 
+    /// A factory-bad block in the static SLC region (each unit's last
+    /// blocks) is never used: the region is that much smaller.
+    #[test]
+    fn the_static_slc_region_leaves_bad_blocks_alone() {
+        let mut d = small_device("greedy", true);
+        d.ftl.slc_static = crate::units::Bytes(1 << 20); // 4 blocks per unit
+        d.nand.factory_bad_blocks = 0.2;
+        let mut hit = 0;
+        for seed in 1..40 {
+            let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+            let n = crate::config::logical_units(&d.nand, &d.ftl);
+            let mut f = Ftl::new(g, d.ftl.clone(), n, seed);
+            let bpu = f.geo.blocks_per_unit;
+            let static_per_unit = f.slc_static_blocks();
+            for u in 0..f.geo.units {
+                let bad = (bpu - static_per_unit..bpu)
+                    .filter(|&b| f.state[(u * bpu + b) as usize] == BlockState::Bad)
+                    .count() as u32;
+                hit += (bad > 0) as u32;
+                assert_eq!(
+                    f.units[u as usize].slc_free.len() as u32,
+                    static_per_unit - bad,
+                    "seed {seed} unit {u}"
+                );
+            }
+            f.check_invariants()
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            // Host programs take the region's good blocks only.
+            for u in 0..f.geo.units {
+                while f.slc_room(u) && f.slc_closed(u) < static_per_unit {
+                    let p = f.allocate_program(u, true).expect("SLC room");
+                    let b = (p.0 / f.geo.slots_per_block) as usize;
+                    assert_ne!(f.state[b], BlockState::Bad, "seed {seed}: block {b}");
+                }
+            }
+            f.check_slc().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+        assert!(hit > 0, "some static region held a bad block");
+    }
+
     /// Everything an FTL holds, for comparing two of them.
     fn state_of(f: &Ftl) -> String {
         let l2p: Vec<u32> = (0..f.l2p.len() as u32).map(|l| f.l2p(l)).collect();

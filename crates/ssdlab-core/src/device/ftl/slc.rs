@@ -6,7 +6,8 @@
 //! - *Capacity.* A block in SLC mode holds `slots_per_block / bits` slots
 //!   (the first ones of the block). The static region is
 //!   `ceil(slc_static / (units x SLC block bytes))` blocks per parallel unit,
-//!   the last ones of each unit, never on the free list. Dynamic SLC blocks
+//!   the last ones of each unit, never on the free list (a factory-bad one
+//!   among them is never used: that unit's region is smaller). Dynamic SLC blocks
 //!   come off a unit's free list while (a) the unit keeps more than
 //!   `gc_threshold + 1` free blocks, so borrowing never starts GC, (b) the
 //!   unit holds fewer than its share of `slc_dynamic`, and (c) the native
@@ -60,7 +61,12 @@ impl Ftl {
                 self.slc_mode[u * bpu as usize + b as usize] = true;
             }
             unit.free.retain(|&b| b < bpu - static_per_unit);
-            unit.slc_free = (bpu - static_per_unit..bpu).collect();
+            // A factory-bad block of the region is never used: the region
+            // is that much smaller on this unit.
+            let first = u as u32 * bpu;
+            unit.slc_free = (bpu - static_per_unit..bpu)
+                .filter(|&b| self.state[(first + b) as usize] != BlockState::Bad)
+                .collect();
         }
         self.slc = Some(SlcCache {
             slots_per_block: spb,
@@ -280,6 +286,17 @@ impl Ftl {
                     .any(|slot| self.p2l(slot as u32) != UNMAPPED)
             {
                 return Err(format!("SLC block {b} holds data past its SLC capacity"));
+            }
+        }
+        let bpu = self.geo.blocks_per_unit;
+        for (u, unit) in self.units.iter().enumerate() {
+            let bad = unit
+                .slc_free
+                .iter()
+                .chain(unit.slc_active.as_ref().map(|(b, _)| b))
+                .find(|&&b| self.state[u * bpu as usize + b as usize] == BlockState::Bad);
+            if let Some(b) = bad {
+                return Err(format!("unit {u}: bad block {b} in the SLC region's use"));
             }
         }
         let dynamic: u64 = self.units.iter().map(|u| u.slc_dynamic as u64).sum();
