@@ -31,6 +31,10 @@
 //! does, and no unit only a merge had moved may be lost. A third of the
 //! page-mapped ones keep an L-log (part 2: validity pages on flash, 1 or 2
 //! of them cached).
+//!
+//! Half the page-mapped MLC cases (their own draw) write through an SLC
+//! cache (issue 12: static and dynamic regions, folding, direct writes or
+//! waiting for folds when it is full) where the drive has room for it.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -211,10 +215,43 @@ fn case(seed: u64) -> Result<String, String> {
     // A draw the device checks refuse (too few blocks for the spare and
     // the GC thresholds drawn) is drawn again.
     let mut tries = 0;
+    let dev_text;
     let (dev, summary) = loop {
         let (text, summary) = drive(&mut rng);
-        match DeviceFile::from_toml_str(&text, "swarm.toml").and_then(|f| f.resolve("swarm.toml")) {
-            Ok(d) => break (d, summary),
+        let resolve = |t: &str| {
+            DeviceFile::from_toml_str(t, "swarm.toml").and_then(|f| f.resolve("swarm.toml"))
+        };
+        match resolve(&text) {
+            Ok(d) => {
+                // An SLC cache (a stream of its own), kept only where the
+                // drive has room for it: the other draws stay as they were.
+                let mut sl =
+                    Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x736c_6363);
+                let page_mlc =
+                    text.contains("cell = \"mlc\"") && text.contains("mapping = \"page\"");
+                if page_mlc && sl.gen_bool(0.5) {
+                    let st = ["0B", "64KiB", "256KiB", "1MiB"][sl.gen_range(0..4)];
+                    let dy =
+                        ["0B", "256KiB", "1MiB", "4MiB"][sl.gen_range((st == "0B") as usize..4)];
+                    let full = ["direct", "fold"][sl.gen_range(0..2)];
+                    let with_slc = text
+                        .replacen(
+                            "[ftl]\n",
+                            &format!("[ftl]\nslc_static = \"{st}\"\nslc_dynamic = \"{dy}\"\nslc_when_full = \"{full}\"\n"),
+                            1,
+                        )
+                        .replacen("[nand]\n", "[nand]\nt_read_slc = \"20us\"\nt_prog_slc = \"150us\"\n", 1);
+                    if let Ok(d) = resolve(&with_slc) {
+                        dev_text = with_slc;
+                        break (
+                            d,
+                            format!("{summary}, SLC cache {st} static + {dy} dynamic ({full} when full)"),
+                        );
+                    }
+                }
+                dev_text = text;
+                break (d, summary);
+            }
             Err(e) if tries >= 20 => return Err(format!("{summary}: {e}")),
             Err(_) => tries += 1,
         }
@@ -222,6 +259,10 @@ fn case(seed: u64) -> Result<String, String> {
     let job = workload(&mut rng, dev.capacity_bytes());
     if std::env::var("SSDLAB_SWARM_DEBUG").is_ok() {
         eprintln!("{summary}\n{job}");
+        if let Ok(p) = std::env::var("SSDLAB_SWARM_DUMP") {
+            std::fs::write(format!("{p}-{seed}.fio"), &job).ok();
+            std::fs::write(format!("{p}-{seed}.toml"), &dev_text).ok();
+        }
     }
     let w = fio::parse_str(&job, "swarm.fio").map_err(|e| format!("{summary}: {e}\n{job}"))?;
     let mut pl_rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x706f_7765_725f_6c6f);
@@ -398,7 +439,11 @@ const WORN_OUT: &str = "worn out, invariants hold";
 /// finished, its durable version took the block's erase count then, which
 /// already held the planned (never issued) erase, so recovery judged it
 /// erased and lost it. A planned slot now keeps the count it was planned at.
-const REGRESSIONS: &[u64] = &[20052, 1187, 8, 5995, 50402];
+/// 7014: an SLC cache whose host writes wait for folding when it is full;
+/// failed erases retired the unit's whole static region and it could borrow
+/// no dynamic block, so nothing could ever be folded to make room: the
+/// writes waited forever (a stall). They now go to native blocks then.
+const REGRESSIONS: &[u64] = &[20052, 1187, 8, 5995, 50402, 7014];
 
 #[test]
 fn swarm_regressions_stay_fixed() {

@@ -513,7 +513,7 @@ impl Ftl {
             if self.slc_room(unit) {
                 return true;
             }
-            if self.slc_waits_for_fold() {
+            if self.slc_waits_for_fold() && self.slc_can_free(unit) {
                 return false;
             }
         }

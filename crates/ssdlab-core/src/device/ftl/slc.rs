@@ -94,6 +94,28 @@ impl Ftl {
         self.cfg.slc_when_full == SlcWhenFull::Fold
     }
 
+    /// Can folding ever give `unit` SLC room again: does it hold SLC
+    /// blocks in use (open, full or being folded), dynamic or static? When
+    /// failed erases have retired its whole static region and it borrows
+    /// no dynamic block, host writes that waited for folding would wait
+    /// forever: they go to native blocks instead.
+    pub(super) fn slc_can_free(&self, unit: u32) -> bool {
+        let Some(s) = &self.slc else {
+            return false;
+        };
+        let u = &self.units[unit as usize];
+        if u.slc_dynamic > 0 || u.slc_closed > 0 || u.slc_active.is_some() {
+            return true;
+        }
+        let bpu = self.geo.blocks_per_unit;
+        (bpu - s.static_per_unit..bpu).any(|b| {
+            matches!(
+                self.state[(unit * bpu + b) as usize],
+                BlockState::Active | BlockState::SlcClosed | BlockState::Victim
+            )
+        })
+    }
+
     /// Can host data on `unit` go to SLC now?
     pub fn slc_room(&self, unit: u32) -> bool {
         let Some(s) = &self.slc else {
