@@ -14,7 +14,9 @@
 //! The suite runs 24 cases; `SSDLAB_SWARM_CASES=N` (scripts/swarm.sh N)
 //! runs a long swarm. `SSDLAB_SWARM_DEBUG=1` prints each case's drive and
 //! job, and stops a case after 8 s of wall time with the drive's state
-//! (to look into a hang).
+//! (to look into a hang); with it, `SSDLAB_SWARM_DUMP=PREFIX` also writes
+//! each case's device file and job to `PREFIX-SEED.toml` and `.fio`, to
+//! rerun with `ssdlab run --seed SEED --precondition fresh` and `--set`.
 //!
 //! A third of the cases (their own draw) then run again without the data
 //! store and lose power at a random instant of the run: the FTL must be
