@@ -1073,6 +1073,38 @@ bus_bandwidth = "400MB/s"
         Ftl::new(g, d.ftl.clone(), n, 1)
     }
 
+    /// No shipped drive's configuration turns the fill into a per-LPN pass
+    /// (issue 16): every preset takes the closed form, also with factory
+    /// bad blocks and under BAST mapping (the SLC presets but for BAST,
+    /// which refuses an SLC cache). The fill writes no table entry.
+    #[test]
+    fn every_preset_fills_in_closed_form() {
+        for name in crate::config::preset_names() {
+            let base = Device::preset(&name).expect("shipped preset");
+            if matches!(base.backend, crate::config::Backend::RamDisk { .. }) {
+                continue;
+            }
+            for (bad, bast) in [(0.0, false), (0.005, false), (0.005, true)] {
+                let mut d = base.clone();
+                d.nand.factory_bad_blocks = bad;
+                if bast {
+                    if d.ftl.has_slc() {
+                        continue;
+                    }
+                    d.ftl.mapping = MappingScheme::Bast;
+                    d.ftl.log_blocks = 2;
+                }
+                let mut f = ftl_for(&d);
+                f.fill_sequential();
+                assert!(
+                    f.fill.n > 0,
+                    "{name} (bad blocks {bad}, BAST {bast}): the fill went LPN by LPN"
+                );
+                assert_eq!(f.l2p.written() + f.p2l.written(), 0, "{name}");
+            }
+        }
+    }
+
     /// A factory-bad block in the static SLC region (each unit's last
     /// blocks) is never used: the region is that much smaller.
     #[test]
