@@ -216,15 +216,7 @@ impl Link {
         service: Time,
         bytes: u64,
     ) -> (Time, Time) {
-        let k = match dir {
-            Dir::Up => 0,
-            Dir::Down => 1,
-        };
-        if k == 0 {
-            self.bytes.0 += bytes;
-        } else {
-            self.bytes.1 += bytes;
-        }
+        let k = self.carry(dir, bytes);
         if let Some(c) = self.cal.as_mut() {
             return book_on_calendar(&mut c[k], clock, now, service);
         }
@@ -241,18 +233,26 @@ impl Link {
     /// so the link's capacity is kept ([`Calendar::pass`]). (start, end).
     #[inline]
     pub(crate) fn pass(&mut self, dir: Dir, now: Time, service: Time, bytes: u64) -> (Time, Time) {
-        let k = match dir {
-            Dir::Up => 0,
-            Dir::Down => 1,
-        };
-        if k == 0 {
-            self.bytes.0 += bytes;
-        } else {
-            self.bytes.1 += bytes;
-        }
+        let k = self.carry(dir, bytes);
         match self.cal.as_mut() {
             Some(c) => c[k].pass(now, service),
             None => (now, now + service),
+        }
+    }
+
+    /// Count `bytes` of payload carried in direction `dir`; returns the
+    /// direction's index (0 up, 1 down) into the calendars.
+    #[inline(always)]
+    fn carry(&mut self, dir: Dir, bytes: u64) -> usize {
+        match dir {
+            Dir::Up => {
+                self.bytes.0 += bytes;
+                0
+            }
+            Dir::Down => {
+                self.bytes.1 += bytes;
+                1
+            }
         }
     }
 

@@ -841,8 +841,7 @@ impl Ftl {
             self.geo.slots_per_block as u64,
             self.geo.blocks_per_unit,
         );
-        let fill = SeqFill::new(&self.geo, &self.stripe, n)
-            .with_free_lists(self.units.iter().map(|u| u.free.iter()));
+        let fill = SeqFill::new(&self.geo, &self.stripe, n);
         // The logs and the merge target come from the blocks left free
         // (bad and replacement blocks are not on the free lists).
         let fewest_free = self.units.iter().map(|u| u.free.len()).min().unwrap_or(0) as u32;
@@ -876,6 +875,8 @@ impl Ftl {
             }
             return;
         }
+        // Each unit's blocks in free-list order (gaps where blocks are bad).
+        let fill = fill.with_free_lists(self.units.iter().map(|u| u.free.iter()));
         let units = self.stripe.len() as u64;
         let ppb = spb / spp;
         let batches = n.div_ceil(spp);

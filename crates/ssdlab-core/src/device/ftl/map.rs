@@ -359,23 +359,25 @@ impl SeqFill {
     /// a fresh drive. Free lists of `0, 1, 2, ...` keep the plain formula.
     pub(super) fn with_free_lists<'a>(
         mut self,
-        free: impl ExactSizeIterator<Item = impl Iterator<Item = &'a u32> + Clone>,
+        free: impl ExactSizeIterator<Item = impl Iterator<Item = &'a u32>> + Clone,
     ) -> SeqFill {
         let bpu = self.bpu.d as usize;
+        let plain = free
+            .clone()
+            .all(|list| list.enumerate().all(|(i, &b)| b as usize == i));
+        if plain {
+            return self;
+        }
         let units = free.len();
         let mut order = vec![u32::MAX; units * bpu];
         let mut rank = vec![u32::MAX; units * bpu];
-        let mut plain = true;
         for (u, list) in free.enumerate() {
             for (i, &b) in list.take(bpu).enumerate() {
-                plain &= b as usize == i;
                 order[u * bpu + i] = b;
                 rank[u * bpu + b as usize] = i as u32;
             }
         }
-        if !plain {
-            self.blocks = Some(Box::new(FillBlocks { order, rank }));
-        }
+        self.blocks = Some(Box::new(FillBlocks { order, rank }));
         self
     }
 

@@ -159,8 +159,7 @@ impl Ftl {
     /// [`Ftl::fill_sequential`]'s user data.
     fn fill_data_sequential(&mut self) {
         let n = self.lpns;
-        let fill = SeqFill::new(&self.geo, &self.stripe, n)
-            .with_free_lists(self.units.iter().map(|u| u.free.iter()));
+        let fill = SeqFill::new(&self.geo, &self.stripe, n);
         let fresh = self.seq == 0
             && self.stripe_pos == 0
             && self.fill.n == 0
@@ -176,6 +175,8 @@ impl Ftl {
         if !(fresh && fill.applies(floor)) {
             return self.fill_sequential_per_lpn();
         }
+        // Each unit's blocks in free-list order (gaps where blocks are bad).
+        let fill = fill.with_free_lists(self.units.iter().map(|u| u.free.iter()));
         // Nothing written yet: every table entry is still at its default.
         debug_assert_eq!(self.l2p.written() + self.p2l.written(), 0);
         // Batch k (one program unit of LPNs) goes to unit stripe[k mod U]
