@@ -99,6 +99,9 @@ def run(
     latency_histogram: bool = ...,
     progress: Optional[Callable[[Optional[float], int, float], Any]] = ...,
     stop: Optional[StopFlag] = ...,
+    data_store: Optional[str] = ...,
+    power_loss_at: Optional[str] = ...,
+    after_recovery: Optional[WorkloadHandle] = ...,
 ) -> Tuple[str, float]: ...
 def check_value(v: Any) -> None: ...
 def trace_stats(

@@ -414,6 +414,12 @@ class Result:
         #: The power loss and recovery (:class:`Recovery`) of a run with
         #: ``power_loss_at=``, else None.
         self.recovery: Optional[Recovery] = _pick(Recovery, r["recovery"]) if r.get("recovery") else None
+        #: The run after the power returned (``after_recovery=``): a
+        #: :class:`Result` of the drive as recovery rebuilt it, a new host
+        #: and clock; else None.
+        self.after_recovery: Optional["Result"] = (
+            Result(r["after_recovery"]) if r.get("after_recovery") else None
+        )
         #: fio verify results (:class:`Verify`) when a job verified, else None.
         self.verify: Optional[Verify] = (
             Verify(**{**r["verify"], "first_failures": tuple(r["verify"].get("first_failures", []))})

@@ -73,6 +73,7 @@ def run(
     stop: Optional["_core.StopFlag"] = None,
     data_store: Optional[str] = None,
     power_loss_at: Union[str, float, None] = None,
+    after_recovery: JobLike = None,
 ) -> Result:
     """Simulate ``workload`` on ``device`` (one drive, or a :class:`System`
     of several) and return the :class:`Result`.
@@ -106,6 +107,11 @@ def run(
         or seconds as a number): the run ends there and ``result.recovery``
         (:class:`Recovery`) says what the drive lost and how long rebuilding
         its mapping takes. A time after the run's end is a ``SimulationError``.
+    :param after_recovery: after the power loss, run this :class:`Job` (or
+        fio job file) on the drive as recovery rebuilt it, from a new host
+        and clock: ``result.after_recovery`` is its :class:`Result`. Needs
+        ``power_loss_at``; page mapping only (block and hybrid mapping are
+        refused).
 
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.
@@ -120,6 +126,11 @@ def run(
     else:
         dev = Device.load(device) if device is not None else Device.default()
         job = Job.load(workload)
+    then: Optional[Job] = None
+    if after_recovery is not None:
+        then = Job.load(after_recovery)
+        if isinstance(dev, System):
+            then = job_for_system(then, dev.drive_names)
     bar = None
     cb: Optional[ProgressFn] = None
     if progress is True:
@@ -148,6 +159,7 @@ def run(
             data_store=data_store,
             power_loss_at=(power_loss_at if isinstance(power_loss_at, str) or power_loss_at is None
                            else f"{round(float(power_loss_at) * 1e12)}ps"),
+            after_recovery=(then._handle(handle.host_keywords) if then is not None else None),
         )
     finally:
         if bar is not None:

@@ -481,6 +481,25 @@ def test_power_loss_reports_what_was_lost_and_the_recovery(small):
         ssdlab.run(small, job, power_loss_at="soon")
 
 
+def test_after_recovery_runs_a_job_on_the_recovered_drive(small):
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    then = Job("r", rw="randread", bs="4k", iodepth=8, number_ios=3000)
+    r = ssdlab.run(small, job, power_loss_at="5ms", after_recovery=then, sample_interval=None)
+    assert r.recovery is not None and r.recovery.power_loss_at_s == pytest.approx(0.005)
+    after = r.after_recovery
+    assert isinstance(after, ssdlab.Result)
+    assert after.read.ios == 3000 and after.recovery is None
+    assert r.after_recovery is not None and r.after_recovery.flash.reads > 0
+    # the same two-part run again: the same results
+    again = ssdlab.run(small, job, power_loss_at="5ms", after_recovery=then, sample_interval=None)
+    assert again.after_recovery.read.iops == after.read.iops
+    with pytest.raises(ssdlab.SimulationError, match="--power-loss-at"):
+        ssdlab.run(small, job, after_recovery=then)
+    with pytest.raises(ssdlab.SimulationError, match="ftl.mapping"):
+        ssdlab.run(small.with_(ftl__mapping="bast", ftl__log_blocks=2), job,
+                   power_loss_at="5ms", after_recovery=then)
+
+
 def test_power_loss_with_hybrid_mapping_reverts_merges_and_counts_losses(small):
     # BAST on a filled drive: random rewrites fill logs and merge them; the
     # power fails mid-run. Merge copies go back to their intact old places.

@@ -107,6 +107,9 @@ enum Cmd {
         /// Fail the power at this simulated time (e.g. "20ms"): the run ends there, and the report's recovery section says what the drive lost (acknowledged writes not yet durable) and how long rebuilding its mapping takes.
         #[arg(long, value_name = "TIME")]
         power_loss_at: Option<String>,
+        /// After the power loss (--power-loss-at), run this fio job file on the drives as recovery rebuilt them (a new host, its own clock): the report's after-recovery section.
+        #[arg(long, value_name = "JOB")]
+        after_recovery: Option<PathBuf>,
     },
     /// Computational storage: run a kernel inside a drive with an FPGA (seed 003's SmartSSD).
     Csd {
@@ -389,6 +392,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             sample_interval,
             data_store,
             power_loss_at,
+            after_recovery,
         } => {
             let data_store = data_store
                 .as_deref()
@@ -440,6 +444,20 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             if let Some(map) = &trace.trace_drives {
                 workload.trace_drives = parse_trace_drives(map)?;
             }
+            let after_recovery = match &after_recovery {
+                None => None,
+                Some(p) => {
+                    if !matches!(output_format, RunFormat::Text | RunFormat::Json) {
+                        return Err(
+                            "--after-recovery: the report holds two runs (before the power loss and after the recovery); use --output-format text or json".into(),
+                        );
+                    }
+                    let (mut w, n) = load_workload(&Some(p.clone()), keywords)
+                        .map_err(|e| format!("--after-recovery: {e}"))?;
+                    w.trace_drives = workload.trace_drives.clone();
+                    Some((w, n))
+                }
+            };
             let pre = match precondition {
                 Pre::Fresh => Precondition::Fresh,
                 Pre::Fill => Precondition::Fill,
@@ -464,6 +482,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
                 data_store,
                 power_loss_at: time_flag("--power-loss-at", &power_loss_at)?,
+                after_recovery,
             };
             let group = ssdlab_core::fio_output::group_reporting(&spec.workload);
             let (pb, t0) =

@@ -593,6 +593,71 @@ fn power_loss_at_reports_the_loss_and_refuses_bad_times() {
     assert!(err.contains("the run ended before it"), "{err}");
 }
 
+#[test]
+fn after_recovery_runs_a_second_job_on_the_recovered_drive() {
+    let dev = tmp("ar-small.toml", SMALL_DEVICE);
+    let job = tmp(
+        "ar-w.fio",
+        "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n",
+    );
+    let then = tmp(
+        "ar-r.fio",
+        "[r]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=3000\n",
+    );
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "--device", &dev, "--job", &job, "--quiet"];
+        a.extend_from_slice(extra);
+        ssdlab(&a)
+    };
+    let (code, out, err) = run(&["--power-loss-at", "5ms", "--after-recovery", &then]);
+    assert_eq!(code, 0, "{err}");
+    let (first, second) = out.split_once("After recovery").expect("two reports");
+    assert!(first.contains("Power loss at 0.005000 s"), "{out}");
+    assert!(
+        second.contains("read:") && second.contains("3000 I/Os"),
+        "{out}"
+    );
+    assert!(!second.contains("Power loss"), "{out}");
+    let (code, out, _) = run(&[
+        "--power-loss-at",
+        "5ms",
+        "--after-recovery",
+        &then,
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["recovery"]["power_loss_at_s"].as_f64(), Some(0.005));
+    assert_eq!(v["after_recovery"]["read"]["ios"].as_u64(), Some(3000));
+    assert!(v["after_recovery"].get("recovery").is_none());
+    // Without a power loss, with fio output, or a missing job: errors.
+    let (code, _, err) = run(&["--after-recovery", &then]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--power-loss-at"), "{err}");
+    let (code, _, err) = run(&[
+        "--power-loss-at",
+        "5ms",
+        "--after-recovery",
+        &then,
+        "--output-format",
+        "fio-json",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--output-format text or json"), "{err}");
+    let (code, _, err) = run(&[
+        "--power-loss-at",
+        "5ms",
+        "--after-recovery",
+        "/nonexistent.fio",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--after-recovery") && err.contains("/nonexistent.fio"),
+        "{err}"
+    );
+}
+
 /// A sampling period shorter than 1 us is refused by flag (a picosecond
 /// one took 10^12 sample events per simulated second: a hang).
 #[test]

@@ -81,6 +81,10 @@ pub struct RunSpec {
     /// Fail the power at this simulated time (the run ends there; each
     /// drive reports what it lost and its recovery).
     pub power_loss_at: Option<units::Time>,
+    /// After the power loss, run on: the drives keep what recovery rebuilt
+    /// and this workload (and its name) runs on them from a new host; its
+    /// report is the first's `after_recovery`. Needs `power_loss_at`.
+    pub after_recovery: Option<(Workload, String)>,
 }
 
 impl RunSpec {
@@ -97,6 +101,7 @@ impl RunSpec {
             job_stats: false,
             data_store: None,
             power_loss_at: None,
+            after_recovery: None,
         }
     }
 }
@@ -112,6 +117,7 @@ pub fn simulate_with_jobs(
         &spec.workload,
         &spec.workload_name,
     )?;
+    check_after_recovery(spec, [&spec.device])?;
     let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
@@ -122,8 +128,11 @@ pub fn simulate_with_jobs(
     if spec.job_stats {
         drive.enable_job_stats(&spec.workload);
     }
-    let r = run_drive(&mut drive, spec, progress, stop)?;
-    Ok((r, drive.host.job_stats.take()))
+    let mut r = run_drive(&mut drive, spec, progress, stop)?;
+    let jobs = drive.host.job_stats.take();
+    let cfg = || system::config::SystemConfig::single(spec.device.clone());
+    run_on(drive, cfg, spec, &mut r, progress, stop)?;
+    Ok((r, jobs))
 }
 
 /// Run `spec`'s workload on the system `system` (several drives behind a
@@ -140,6 +149,8 @@ pub fn simulate_system(
         &spec.workload,
         &spec.workload_name,
     )?;
+    check_after_recovery(spec, system.drives.iter().map(|d| &d.device))?;
+    let again = spec.after_recovery.as_ref().map(|_| system.clone());
     let mut sys = System::from_config(
         system,
         &spec.workload,
@@ -150,8 +161,12 @@ pub fn simulate_system(
     if spec.job_stats {
         sys.enable_job_stats(&spec.workload);
     }
-    let r = run_drive(&mut sys, spec, progress, stop)?;
-    Ok((r, sys.host.job_stats.take()))
+    let mut r = run_drive(&mut sys, spec, progress, stop)?;
+    let jobs = sys.host.job_stats.take();
+    if let Some(cfg) = again {
+        run_on(sys, || cfg, spec, &mut r, progress, stop)?;
+    }
+    Ok((r, jobs))
 }
 
 /// Run one simulation to completion.
@@ -165,6 +180,7 @@ pub fn simulate(
         &spec.workload,
         &spec.workload_name,
     )?;
+    check_after_recovery(spec, [&spec.device])?;
     let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
@@ -172,7 +188,64 @@ pub fn simulate(
         spec.seed,
         spec.precondition,
     )?;
-    run_drive(&mut drive, spec, progress, stop)
+    let mut r = run_drive(&mut drive, spec, progress, stop)?;
+    let cfg = || system::config::SystemConfig::single(spec.device.clone());
+    run_on(drive, cfg, spec, &mut r, progress, stop)?;
+    Ok(r)
+}
+
+/// `spec.after_recovery` needs a power loss, drives that can run on after
+/// one (`devices`), and a workload that can run after it (checked before
+/// anything is built).
+fn check_after_recovery<'a>(
+    spec: &RunSpec,
+    devices: impl IntoIterator<Item = &'a Device>,
+) -> Result<(), SimError> {
+    let Some((w, name)) = &spec.after_recovery else {
+        return Ok(());
+    };
+    if spec.power_loss_at.is_none() {
+        return Err(SimError::Device(
+            "--after-recovery runs a job after a power loss: it needs --power-loss-at TIME (Python: power_loss_at=)".into(),
+        ));
+    }
+    for d in devices {
+        if d.ftl.mapping != config::MappingScheme::Page {
+            return Err(SimError::Device(format!(
+                "--after-recovery: device '{}' uses {} mapping (ftl.mapping): running on after a power loss is not available with block or hybrid mapping yet (recovery's block map is not rebuilt); use page mapping",
+                d.name,
+                d.ftl.mapping.name()
+            )));
+        }
+    }
+    system::check_data_store(spec.data_store.as_ref(), w, name)
+}
+
+/// After the first run's power loss, run `spec.after_recovery` (if any) on
+/// the drives recovery rebuilt (the system `cfg()` describes), and put its
+/// report in `first.after_recovery`.
+fn run_on(
+    lost: System,
+    cfg: impl FnOnce() -> system::config::SystemConfig,
+    spec: &RunSpec,
+    first: &mut Report,
+    progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
+) -> Result<(), SimError> {
+    let Some((w, name)) = &spec.after_recovery else {
+        return Ok(());
+    };
+    let mut sys = lost.after_recovery(cfg(), w, name)?;
+    let then = RunSpec {
+        workload: w.clone(),
+        workload_name: name.clone(),
+        power_loss_at: None,
+        after_recovery: None,
+        ..spec.clone()
+    };
+    let r = run_drive(&mut sys, &then, progress, stop)?;
+    first.after_recovery = Some(Box::new(r));
+    Ok(())
 }
 
 fn run_drive(

@@ -345,6 +345,10 @@ pub struct Report {
     /// The power loss and recovery (`--power-loss-at`), when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery: Option<crate::device::recovery::RecoveryReport>,
+    /// The run after the power returned (`--after-recovery JOB`): the
+    /// drives as recovery rebuilt them, a new host, its own clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_recovery: Option<Box<Report>>,
 }
 
 /// Read-modify-write: host writes smaller than the mapping unit or not
@@ -824,6 +828,7 @@ impl Report {
             ),
             rmw: Rmw::from(&now.ftl, &base.ftl, drive.dev.ftl.mapping_unit.0),
             recovery: drive.recovery.clone(),
+            after_recovery: None,
             merges: drive.merge_report(&base.ftl),
             validity_log: drive.validity_report(&base.validity),
             checkpoint: drive.checkpoint_report(),
@@ -1000,6 +1005,7 @@ impl Report {
                     .filter_map(|p| p.checkpoint.as_ref())
                     .collect::<Vec<_>>(),
             ),
+            after_recovery: None,
             recovery: crate::device::recovery::RecoveryReport::combine(
                 &per.iter()
                     .filter_map(|p| p.recovery.as_ref())
@@ -1456,6 +1462,13 @@ impl Report {
             for i in &self.ignored_options {
                 let _ = writeln!(s, "  {}: {}", i.option, i.reason);
             }
+        }
+        if let Some(a) = &self.after_recovery {
+            let _ = writeln!(
+                s,
+                "\nAfter recovery (the power returned; the drive as recovery rebuilt it, a new host and clock):"
+            );
+            s += &a.to_text();
         }
         s
     }

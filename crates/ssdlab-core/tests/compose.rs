@@ -258,6 +258,7 @@ fn the_report_records_extends_and_overrides() {
         job_stats: false,
         data_store: None,
         power_loss_at: None,
+        after_recovery: None,
     };
     let r = ssdlab_core::simulate_quiet(&spec).unwrap();
     let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();

@@ -30,6 +30,7 @@ fn spec(job: &str, store: Option<StoreSpec>, pre: Precondition) -> RunSpec {
         job_stats: true,
         data_store: store,
         power_loss_at: None,
+        after_recovery: None,
     }
 }
 

@@ -162,6 +162,7 @@ fn run_briefly(dev: ssdlab_core::config::Device, job: &str) -> Result<(), String
         job_stats: false,
         data_store: None,
         power_loss_at: None,
+        after_recovery: None,
     };
     let t0 = Instant::now();
     let stop = || t0.elapsed() > Duration::from_secs(10);

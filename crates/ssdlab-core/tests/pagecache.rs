@@ -64,6 +64,7 @@ fn run_on(dev: Device, job: &str) -> Result<Report, String> {
         job_stats: false,
         data_store: None,
         power_loss_at: None,
+        after_recovery: None,
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false)
         .map(|(r, _)| r)

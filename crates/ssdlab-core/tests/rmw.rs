@@ -52,6 +52,7 @@ fn run_dev(dev: Device, job: &str, pre: Precondition, store: Option<StoreSpec>) 
         job_stats: false,
         data_store: store,
         power_loss_at: None,
+        after_recovery: None,
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0
 }
@@ -154,6 +155,7 @@ fn jesd219_and_iometer_file_server_run_as_fio_ships_them() {
             job_stats: false,
             data_store: None,
             power_loss_at: None,
+            after_recovery: None,
         };
         let r = simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0;
         let ios = (r.read.ios + r.write.ios) as f64;

@@ -28,6 +28,7 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         job_stats: false,
         data_store: None,
         power_loss_at: None,
+        after_recovery: None,
     })
     .unwrap()
 }
@@ -235,6 +236,7 @@ fn workload_bigger_than_device_is_an_error() {
         job_stats: false,
         data_store: None,
         power_loss_at: None,
+        after_recovery: None,
     })
     .unwrap_err();
     let s = e.to_string();

@@ -329,6 +329,7 @@ fn slc_program_energy_follows_its_array_time() {
             job_stats: false,
             data_store: None,
             power_loss_at: None,
+            after_recovery: None,
         };
         let (r, _) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
         let p = r.power.expect("power report");

@@ -609,7 +609,7 @@ enum Stop {
 #[pyfunction]
 #[pyo3(signature = (device, workload, seed = ssdlab_core::DEFAULT_SEED, precondition = "fill",
     sample_interval = None, latency_histogram = false, progress = None, stop = None,
-    data_store = None, power_loss_at = None))]
+    data_store = None, power_loss_at = None, after_recovery = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -623,7 +623,12 @@ fn run(
     stop: Option<Bound<'_, StopFlag>>,
     data_store: Option<&str>,
     power_loss_at: Option<&str>,
+    after_recovery: Option<Bound<'_, WorkloadHandle>>,
 ) -> PyResult<(String, f64)> {
+    let after_recovery: Option<(Workload, String)> = after_recovery.map(|h| {
+        let h = h.get();
+        (h.wl.clone(), h.name.clone())
+    });
     let power_loss_at: Option<Time> = power_loss_at
         .map(|s| {
             parse_time(s).map_err(|e| PyValueError::new_err(format!("power_loss_at: {}", e.0)))
@@ -674,6 +679,7 @@ fn run(
         spec.latency_histogram = latency_histogram;
         spec.data_store = store;
         spec.power_loss_at = power_loss_at;
+        spec.after_recovery = after_recovery;
         let stopped: RefCell<Option<Stop>> = RefCell::new(None);
         let stop_cb = || {
             if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {

@@ -66,6 +66,11 @@ pub enum Precondition {
     SteadyExact,
 }
 
+/// How a drive was preconditioned: the mode, drive writes done, the final
+/// WAF of the preconditioner and how the steady state was reached (steady
+/// only).
+pub type PreconditionInfo = (Precondition, f64, f64, Option<crate::ftl::SteadyMethod>);
+
 impl Precondition {
     /// Parse `fresh|fill|steady|steady-exact`.
     pub fn parse(s: &str) -> Option<Precondition> {
@@ -265,6 +270,10 @@ pub struct Drive {
     gc_early_erases: u64,
     /// The power loss and recovery, once one has happened.
     pub recovery: Option<recovery::RecoveryReport>,
+    /// With power-loss protection, the data units DRAM held at the power
+    /// loss, in the capacitors' flush order (placed on flash if the drive
+    /// runs on: [`Drive::take_recovered`]).
+    saved_by_capacitors: Vec<u32>,
     /// Mapping checkpoints (`ftl.checkpoint_interval`).
     ckpt: Option<checkpoint::Checkpoints>,
     gc: Vec<Option<GcJob>>,
@@ -294,7 +303,7 @@ pub struct Drive {
     act: ActCounters,
     /// Precondition: drive writes done, final WAF of the preconditioner
     /// and how the steady state was reached (steady only).
-    pub precondition_info: (Precondition, f64, f64, Option<crate::ftl::SteadyMethod>),
+    pub precondition_info: PreconditionInfo,
     /// Commands submitted and not yet completed (kept with an SLC cache only).
     busy_cmds: u32,
     /// When the drive last became idle (no command outstanding).
@@ -347,10 +356,50 @@ impl Drive {
         port: usize,
         may_flush: bool,
     ) -> Result<Drive, SimError> {
-        check_memory(&dev)?;
+        let (ftl, info) = Self::preconditioned(&dev, seed, pre)?;
+        Ok(Self::assemble(dev, ftl, info, classes, port, may_flush))
+    }
+
+    /// A drive whose power returns after a power loss: the FTL `ftl` is
+    /// the state recovery rebuilt ([`Drive::take_recovered`]); everything
+    /// volatile (DRAM, queues, the controller, the flash scheduler) starts
+    /// empty.
+    pub(crate) fn recovered(
+        dev: Device,
+        ftl: Ftl,
+        info: PreconditionInfo,
+        classes: &[QueueClass],
+        port: usize,
+        may_flush: bool,
+    ) -> Drive {
+        Self::assemble(dev, ftl, info, classes, port, may_flush)
+    }
+
+    /// After a power loss (and its recovery): the FTL as recovery rebuilt
+    /// it, ready to run on, and how the drive was first preconditioned.
+    /// Errors when there was no power loss or the FTL cannot run on.
+    pub(crate) fn take_recovered(self) -> Result<(Device, Ftl, PreconditionInfo), SimError> {
+        if self.recovery.is_none() {
+            return Err(SimError::Device(
+                "the drive has not lost its power: nothing to recover".into(),
+            ));
+        }
+        let mut ftl = self.ftl;
+        ftl.power_on(&self.saved_by_capacitors)
+            .map_err(SimError::Device)?;
+        Ok((self.dev, ftl, self.precondition_info))
+    }
+
+    /// The FTL of a new drive `dev`, preconditioned as `pre` asks, and what
+    /// the preconditioner did.
+    fn preconditioned(
+        dev: &Device,
+        seed: u64,
+        pre: Precondition,
+    ) -> Result<(Ftl, PreconditionInfo), SimError> {
+        check_memory(dev)?;
         let geo = Geometry::new(&dev.nand, dev.ftl.mapping_unit);
         let lpns = logical_units(&dev.nand, &dev.ftl);
-        let unit_bytes = dev.ftl.mapping_unit.0;
         let mut ftl = Ftl::new(geo.clone(), dev.ftl.clone(), lpns, seed);
         let mut info = (pre, 0.0, 0.0, None);
         match pre {
@@ -383,6 +432,21 @@ impl Drive {
             return Err(SimError::Device(format!("preconditioning: {w}")));
         }
         ftl.reset_stats();
+        Ok((ftl, info))
+    }
+
+    /// The drive around `ftl` (its state already built): every volatile
+    /// part new.
+    fn assemble(
+        dev: Device,
+        ftl: Ftl,
+        info: PreconditionInfo,
+        classes: &[QueueClass],
+        port: usize,
+        may_flush: bool,
+    ) -> Drive {
+        let geo = ftl.geo.clone();
+        let unit_bytes = dev.ftl.mapping_unit.0;
         let wb_slots = dev.cache.write_buffer.0 / unit_bytes;
         let mut d = Drive {
             timings: Timings::new(&dev.nand),
@@ -442,6 +506,7 @@ impl Drive {
             hold_erase: !dev.cache.power_loss_protection
                 && !matches!(dev.backend, Backend::RamDisk { .. }),
             recovery: None,
+            saved_by_capacitors: Vec::new(),
             ckpt: dev.ftl.checkpoints().then(|| {
                 checkpoint::Checkpoints::new(
                     dev.ftl.checkpoint_interval,
@@ -499,7 +564,7 @@ impl Drive {
             d.cache.disable_flush_tracking();
         }
         d.direct_fetch = classes.len() == 1 && d.fw.fetch_is_dedicated();
-        Ok(d)
+        d
     }
 
     /// Exported capacity in mapping units.
@@ -536,15 +601,22 @@ impl Drive {
             self.flushes.len(),
             self.program_room
         );
+        if self.mcache.is_some() || self.lcache.is_some() || self.ckpt.is_some() {
+            s.push_str(&format!(
+                "; {} metadata pages waiting to be programmed",
+                self.map_queue.len()
+            ));
+        }
         for u in 0..self.geo.units {
             let gc = match &self.gc[u as usize] {
                 Some(j) => format!(
-                    "GC on block {} ({} of {} moved, {} in flight, erasing {})",
+                    "GC on block {} ({} of {} moved, {} in flight, erasing {}, waiting for {} validity pages)",
                     j.victim,
                     j.next,
                     j.slots.len(),
                     j.inflight,
-                    j.erasing
+                    j.erasing,
+                    j.validity_wait
                 ),
                 None => "no GC".to_string(),
             };

@@ -20,6 +20,8 @@
 
 use super::Drive;
 use crate::device::ftl::Mapping;
+use crate::engine::EventQueue;
+use crate::events::Event;
 use crate::ftl::durability::{UnitScan, SUMMARY_BYTES_PER_SLOT};
 use crate::units::{Lpn, Ppa, Time};
 use serde::Serialize;
@@ -206,6 +208,16 @@ impl Drive {
         }
     }
 
+    /// The power returned (a drive running on after a power loss): GC
+    /// looks at every unit at once, as firmware does after recovery (the
+    /// power loss closed the open blocks, so a unit may be at its GC
+    /// threshold with nothing else to start GC before host writes stall).
+    pub(crate) fn power_on_gc(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        for u in 0..self.geo.units {
+            self.maybe_gc(now, u, 0, eq);
+        }
+    }
+
     /// A RAM-disk backend (no flash: a power loss would lose everything,
     /// which is not modelled).
     pub(crate) fn is_ramdisk(&self) -> bool {
@@ -287,7 +299,11 @@ impl Drive {
             r.open_blocks_closed = fx.open_blocks_closed;
             r.gc_victims_erased_early = self.gc_early_erases;
         }
-        // DRAM is gone (saved or not).
+        // DRAM is gone (saved or not). What the capacitors programmed from
+        // it is in the tables as "in DRAM" still: listed for running on.
+        if plp {
+            self.saved_by_capacitors = self.cache.buffered_in_flush_order();
+        }
         self.cache.lose_contents();
         // Nothing the drive was doing goes on.
         for j in self.gc.iter_mut() {

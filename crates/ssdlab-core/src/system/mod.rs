@@ -62,6 +62,15 @@ pub struct Progress {
     pub fraction: Option<f64>,
 }
 
+/// How a system's drives start.
+enum Start {
+    /// New drives, preconditioned as asked.
+    New(Precondition),
+    /// Drives whose power returns after a power loss: the FTLs recovery
+    /// rebuilt, one per drive in order, and how each was preconditioned.
+    Recovered(Vec<(crate::ftl::Ftl, crate::device::PreconditionInfo)>),
+}
+
 /// A host, its fabric and its drives, ready to run.
 pub struct System {
     q: EventQueue<Event>,
@@ -91,6 +100,8 @@ pub struct System {
     power_loss: Option<Time>,
     /// The power failed: the run is over.
     powered_off: bool,
+    /// The drives run on after a power loss ([`System::after_recovery`]).
+    recovered: bool,
     /// The earliest time a drive's power ledger closes a window (the
     /// drives' `next_mark`; never without a ledger): one test per event.
     next_mark: Time,
@@ -111,7 +122,7 @@ impl System {
             workload,
             workload_file,
             seed,
-            pre,
+            Start::New(pre),
             false,
         )
     }
@@ -125,7 +136,50 @@ impl System {
         seed: u64,
         pre: Precondition,
     ) -> Result<System, SimError> {
-        System::build(cfg, workload, workload_file, seed, pre, true)
+        System::build(cfg, workload, workload_file, seed, Start::New(pre), true)
+    }
+
+    /// The power returns after the power loss this system ran to
+    /// ([`System::power_loss_at`]): the same system `cfg` (as it was built)
+    /// whose drives keep what recovery rebuilt (mapping, blocks, wear,
+    /// SLC cache contents) and start everything volatile empty, with a new
+    /// host running `workload` from time 0 of a new clock (the recovery's
+    /// own time is in the first run's report), with the same seed.
+    pub fn after_recovery(
+        self,
+        cfg: SystemConfig,
+        workload: &Workload,
+        workload_file: &str,
+    ) -> Result<System, SimError> {
+        if !self.powered_off {
+            return Err(SimError::Device(
+                "the system has not lost its power: nothing to recover".into(),
+            ));
+        }
+        if cfg.drives.len() != self.drives.len() {
+            return Err(SimError::Device(format!(
+                "system '{}' has {} drives, but {} lost their power",
+                cfg.name,
+                cfg.drives.len(),
+                self.drives.len()
+            )));
+        }
+        let (seed, multi) = (self.seed, self.multi);
+        let mut ftls = Vec::with_capacity(self.drives.len());
+        for d in self.drives {
+            let (_, ftl, info) = d.take_recovered()?;
+            ftls.push((ftl, info));
+        }
+        let mut s = System::build(
+            cfg,
+            workload,
+            workload_file,
+            seed,
+            Start::Recovered(ftls),
+            multi,
+        )?;
+        s.recovered = true;
+        Ok(s)
     }
 
     /// `multi`: report per drive and per link (a system file), or as one
@@ -135,7 +189,7 @@ impl System {
         workload: &Workload,
         workload_file: &str,
         seed: u64,
-        pre: Precondition,
+        start: Start,
         multi: bool,
     ) -> Result<System, SimError> {
         if cfg.drives.is_empty() {
@@ -228,15 +282,31 @@ impl System {
             .map(|f| f.static_power_w + f.dram_background_w)
             .sum();
         let mut drives = Vec::with_capacity(cfg.drives.len());
-        for (i, d) in cfg.drives.into_iter().enumerate() {
-            drives.push(Drive::new(
-                d.device,
-                seed.wrapping_add(i as u64),
-                pre,
-                &classes[i],
-                i,
-                may_flush,
-            )?);
+        match start {
+            Start::New(pre) => {
+                for (i, d) in cfg.drives.into_iter().enumerate() {
+                    drives.push(Drive::new(
+                        d.device,
+                        seed.wrapping_add(i as u64),
+                        pre,
+                        &classes[i],
+                        i,
+                        may_flush,
+                    )?);
+                }
+            }
+            Start::Recovered(ftls) => {
+                for (i, (d, (ftl, info))) in cfg.drives.into_iter().zip(ftls).enumerate() {
+                    drives.push(Drive::recovered(
+                        d.device,
+                        ftl,
+                        info,
+                        &classes[i],
+                        i,
+                        may_flush,
+                    ));
+                }
+            }
         }
         // Jobs whose data goes peer to peer: their queues' DMAs on each
         // drive go to the endpoint's port.
@@ -279,6 +349,7 @@ impl System {
             seed,
             power_loss: None,
             powered_off: false,
+            recovered: false,
             next_mark: Time::ZERO,
         };
         for d in &mut s.drives {
@@ -436,6 +507,9 @@ impl System {
         }
         for d in &mut self.drives {
             d.start_checkpoints(Time::ZERO, &mut self.q);
+            if self.recovered {
+                d.power_on_gc(Time::ZERO, &mut self.q);
+            }
         }
         if self.host.ramp_end > Time::ZERO {
             self.q.at(self.host.ramp_end, Event::RampEnd);

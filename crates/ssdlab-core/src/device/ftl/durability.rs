@@ -53,6 +53,9 @@ pub(crate) struct Durability {
     /// are steps of a group, timed after the plan, which may already have
     /// counted a later erase of the block).
     planned: HashMap<u32, (u32, u64, u32), BuildHasherDefault<LpnHasher>>,
+    /// Open blocks the power loss closed: (unit, translation-page block,
+    /// local block, next slot offset), for a drive that runs on.
+    closed: Vec<(u32, bool, u32, u32)>,
 }
 
 /// What a power loss did to the mapping.
@@ -340,19 +343,30 @@ impl Ftl {
             // An open SLC block is closed as the drive closes it when idle.
             self.close_slc_active(u as u32);
             let unit = &mut self.units[u];
-            for a in [unit.active.take(), unit.map_active.take()]
-                .into_iter()
-                .flatten()
-            {
+            for (map, a) in [(false, unit.active.take()), (true, unit.map_active.take())] {
+                let Some(a) = a else {
+                    continue;
+                };
                 let bid = u * self.geo.blocks_per_unit as usize + a.0 as usize;
                 if self.state[bid] == BlockState::Active {
                     self.state[bid] = BlockState::Closed;
                     self.close_seq[bid] = self.seq;
                     fx.open_blocks_closed += 1;
+                    if let Some(d) = self.durability.as_mut() {
+                        d.closed.push((u as u32, map, a.0, a.1));
+                    }
                 }
             }
         }
-        // GC and folding stop: their victims are closed blocks again.
+        self.return_victims();
+        if self.hybrid.is_some() {
+            self.hybrid_power_loss();
+        }
+        fx
+    }
+
+    /// GC and folding stop: their victims are closed blocks again.
+    fn return_victims(&mut self) {
         let bpu = self.geo.blocks_per_unit as usize;
         for b in 0..self.state.len() {
             if self.state[b] == BlockState::Victim {
@@ -364,10 +378,120 @@ impl Ftl {
                 }
             }
         }
-        if self.hybrid.is_some() {
-            self.hybrid_power_loss();
+    }
+
+    /// The power returns after a power loss and recovery, so the drive can
+    /// run on: the tables are the mapping recovery rebuilt (see
+    /// [`Ftl::power_loss`]). What the power-loss capacitors programmed from
+    /// DRAM (`saved`: data units in the flush's order; metadata pages
+    /// waiting in DRAM are found in the tables) gets the slots that flush
+    /// wrote (functionally: whole program units dealt over the parallel
+    /// units in striping order, the last padded); GC victims are closed
+    /// blocks again; the journal is dropped and the counters start again.
+    /// Block and hybrid mapping cannot yet: their block map is not rebuilt
+    /// from the recovered mapping (an error says so).
+    pub fn power_on(&mut self, saved: &[u32]) -> Result<(), String> {
+        if self.hybrid_map_lost || self.hybrid.is_some() {
+            return Err(format!(
+                "running on after a power loss is not available with {} mapping (ftl.mapping) yet: recovery's block map is not rebuilt; use page mapping",
+                self.cfg.mapping.name()
+            ));
         }
-        fx
+        self.return_victims();
+        // The firmware resumes writing the open blocks the power loss
+        // closed, after the pages the interrupted programs left unreadable
+        // (their slots are invalid), rather than leave their room unused:
+        // a unit at its GC floor would otherwise have nowhere to copy to.
+        let closed = self
+            .durability
+            .as_mut()
+            .map(|d| std::mem::take(&mut d.closed))
+            .unwrap_or_default();
+        let bpu = self.geo.blocks_per_unit;
+        for (u, map, b, off) in closed {
+            let bid = (u * bpu + b) as usize;
+            let unit = &mut self.units[u as usize];
+            let frontier = if map {
+                &mut unit.map_active
+            } else {
+                &mut unit.active
+            };
+            if self.state[bid] == BlockState::Closed && frontier.is_none() {
+                self.state[bid] = BlockState::Active;
+                *frontier = Some((b, off));
+            }
+        }
+        let spp = self.geo.slots_per_program as usize;
+        let mut data: Vec<Lpn> = Vec::with_capacity(saved.len());
+        let mut seen: std::collections::HashSet<u32, BuildHasherDefault<LpnHasher>> =
+            Default::default();
+        for &l in saved {
+            if (l as u64) < self.lpns && self.l2p(l) == IN_BUFFER && seen.insert(l) {
+                data.push(Lpn(l));
+            }
+        }
+        for chunk in data.chunks(spp) {
+            let unit = self.next_unit_functional();
+            let mut guard = 0;
+            while self.free_blocks(unit) <= self.cfg.gc_hard_threshold && guard < 64 {
+                if !self.gc_functional(unit) {
+                    break;
+                }
+                guard += 1;
+            }
+            self.program_functional(unit, chunk);
+        }
+        // Metadata pages (translation pages, checkpoint records, validity
+        // and directory pages) that were waiting in DRAM.
+        let meta: Vec<u32> = (self.lpns as u32..self.l2p.len() as u32)
+            .filter(|&l| self.l2p(l) == IN_BUFFER)
+            .collect();
+        for &l in &meta {
+            let unit = self.next_unit_functional();
+            self.stage_translation_functional(unit, l - self.lpns as u32);
+        }
+        self.flush_leftovers();
+        {
+            // A unit at or below its host floor (GC had taken its last free
+            // block when the power failed, or the programs above did), whose
+            // GC victim's copies in DRAM went back to the victim, may have
+            // too little room left for the copies: collect (functionally,
+            // untimed, as firmware does before it takes host writes) until
+            // every unit is above its floor, the state the steady
+            // preconditioner leaves (found by the swarm, seed 2652: GC and
+            // host writes waited for each other for ever).
+            for _ in 0..4 {
+                let mut low = false;
+                for u in 0..self.geo.units {
+                    let mut guard = 0;
+                    while self.free_blocks(u) <= self.cfg.gc_hard_threshold && guard < 64 {
+                        if !self.gc_functional(u) {
+                            break;
+                        }
+                        guard += 1;
+                    }
+                    low |= self.free_blocks(u) <= self.cfg.gc_hard_threshold;
+                }
+                self.flush_leftovers();
+                if !low {
+                    break;
+                }
+            }
+        }
+        let left = data
+            .iter()
+            .map(|l| l.0)
+            .chain(meta.iter().copied())
+            .filter(|&l| self.l2p(l) == IN_BUFFER)
+            .count();
+        if left > 0 {
+            return Err(format!(
+                "after the power loss, {left} units the capacitors saved found no free slot on flash (the drive is too full to run on)"
+            ));
+        }
+        self.durability = None;
+        self.reset_stats();
+        Ok(())
     }
 
     /// Block or hybrid mapping after the power loss: a block that holds

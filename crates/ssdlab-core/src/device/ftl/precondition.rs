@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 impl Ftl {
-    fn next_unit_functional(&mut self) -> u32 {
+    pub(super) fn next_unit_functional(&mut self) -> u32 {
         let n = self.stripe.len();
         for _ in 0..n {
             let u = self.stripe[self.stripe_pos % n];
@@ -25,7 +25,7 @@ impl Ftl {
     }
 
     /// Collect one victim on `unit` functionally, relocating valid data within the unit.
-    fn gc_functional(&mut self, unit: u32) -> bool {
+    pub(super) fn gc_functional(&mut self, unit: u32) -> bool {
         let Some(victim) = self.select_victim(unit) else {
             return false;
         };
@@ -65,7 +65,7 @@ impl Ftl {
 
     /// Program `lpns` (latest versions in the buffer) into `unit`, in whole
     /// program units; a remainder waits for the next batch on that unit.
-    fn program_functional(&mut self, unit: u32, lpns: &[Lpn]) {
+    pub(super) fn program_functional(&mut self, unit: u32, lpns: &[Lpn]) {
         let spp = self.geo.slots_per_program as usize;
         let mut pending = std::mem::take(&mut self.leftover[unit as usize]);
         pending.extend_from_slice(lpns);

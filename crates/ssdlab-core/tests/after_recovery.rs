@@ -1,0 +1,180 @@
+//! Running on after a power loss (issue 14, part 5): the power returns,
+//! the drive keeps what recovery rebuilt, and a second workload runs on it
+//! (`--after-recovery JOB`, `RunSpec::after_recovery`).
+
+mod common;
+
+use ssdlab_core::config::Device;
+use ssdlab_core::system::config::SystemConfig;
+use ssdlab_core::units::Time;
+use ssdlab_core::workload::fio;
+use ssdlab_core::{simulate_quiet, Precondition, Report, RunSpec, System};
+
+/// [`common::SMALL_SLC`] with 16 KiB pages: a program unit holds four
+/// mapping units, so up to three written units wait in DRAM for company.
+fn small_16k(extra_cache: &str) -> Device {
+    let text = common::SMALL_SLC
+        .replace("page_size = \"4KiB\"", "page_size = \"16KiB\"")
+        .replace("[cache]\n", &format!("[cache]\n{extra_cache}"));
+    common::device(&text, "small-16k")
+}
+
+/// 67 units written sequentially (16 whole program units and three units
+/// left in DRAM), then reads of other data until the power fails at 20 ms.
+const WRITE_67: &str = "[w]\nrw=write\nbs=4k\niodepth=1\nsize=268k\n\
+    [r]\nstonewall\nrw=read\nbs=4k\noffset=1m\nsize=4k\niodepth=1\nloops=5000\nthinktime=10\n";
+
+/// Read those 67 units once.
+const READ_67: &str = "[r]\nrw=read\nbs=4k\niodepth=1\nsize=268k\n";
+
+/// `first` until the power fails at `at`, then `then` on the recovered drive.
+fn run_on(dev: Device, first: &str, at: f64, then: &str) -> Report {
+    let mut spec = RunSpec::new(
+        dev,
+        fio::parse_str(first, "first.fio").unwrap(),
+        "first.fio",
+    );
+    spec.precondition = Precondition::Fresh;
+    spec.power_loss_at = Some(Time::from_secs_f64(at));
+    spec.after_recovery = Some((fio::parse_str(then, "then.fio").unwrap(), "then.fio".into()));
+    simulate_quiet(&spec).unwrap()
+}
+
+#[test]
+fn the_run_after_recovery_reads_what_recovery_kept() {
+    // Without protection the three units in DRAM are lost (never written
+    // before: unmapped), so reading all 67 back takes 64 flash reads; the
+    // lost ones read as zeros without one.
+    let r = run_on(small_16k(""), WRITE_67, 0.02, READ_67);
+    let rec = r.recovery.as_ref().expect("a recovery section");
+    assert_eq!((rec.units_lost, rec.units_unmapped), (3, 3), "{rec:?}");
+    let after = r.after_recovery.as_ref().expect("the run after recovery");
+    assert_eq!(after.read.ios, 67);
+    assert_eq!(after.flash.reads, 64, "{:?}", after.flash);
+    assert!(after.recovery.is_none());
+    // With power-loss protection the capacitors program them: all 67 are
+    // on flash after recovery.
+    let r = run_on(
+        small_16k("power_loss_protection = true\n"),
+        WRITE_67,
+        0.02,
+        READ_67,
+    );
+    assert_eq!(r.recovery.as_ref().unwrap().units_lost, 0);
+    assert_eq!(r.after_recovery.as_ref().unwrap().flash.reads, 67);
+    // A flush (end_fsync) before the power loss makes them durable too.
+    let flushed = WRITE_67.replace("size=268k\n", "size=268k\nend_fsync=1\n");
+    let r = run_on(small_16k(""), &flushed, 0.02, READ_67);
+    assert_eq!(r.recovery.as_ref().unwrap().units_lost, 0);
+    assert_eq!(r.after_recovery.as_ref().unwrap().flash.reads, 67);
+}
+
+const RANDWRITE: &str = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
+
+#[test]
+fn the_drive_runs_on_at_steady_state_consistent_and_deterministic() {
+    // Random writes at steady state, power lost mid-GC, then more random
+    // writes on the recovered drive: GC goes on from the recovered blocks
+    // and the FTL's tables stay consistent.
+    let dev = small_16k("");
+    let w = fio::parse_str(RANDWRITE, "w.fio").unwrap();
+    let mut s = System::new(dev.clone(), &w, "w.fio", 7, Precondition::Steady).unwrap();
+    s.power_loss_at(Time::from_secs_f64(0.0123)).unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    let lost = s.recovery().unwrap();
+    assert!(lost.units_lost > 0, "{lost:?}");
+    let mut s = s
+        .after_recovery(SystemConfig::single(dev.clone()), &w, "w.fio")
+        .unwrap();
+    s.run(&mut |_| {}, &|| false).unwrap();
+    s.drives[0].ftl.check_invariants().unwrap();
+    // fio's random map: one pass over the drive (fewer than number_ios).
+    let units = s.drives[0].logical_units();
+    assert_eq!(s.ios_done(), units);
+    assert!(s.drives[0].ftl.stats.gc_runs > 0);
+    assert!(s.recovery().is_none());
+    // The whole two-part run twice: identical reports (wall time aside).
+    let mut spec = RunSpec::new(dev, w.clone(), "w.fio");
+    spec.seed = 7;
+    spec.precondition = Precondition::Steady;
+    spec.power_loss_at = Some(Time::from_secs_f64(0.0123));
+    spec.after_recovery = Some((w, "w.fio".into()));
+    let strip = |mut r: Report| {
+        r.wall_time_s = 0.0;
+        r.sim_ios_per_wall_s = 0.0;
+        let a = r.after_recovery.as_mut().unwrap();
+        a.wall_time_s = 0.0;
+        a.sim_ios_per_wall_s = 0.0;
+        r
+    };
+    let a = strip(simulate_quiet(&spec).unwrap());
+    let b = strip(simulate_quiet(&spec).unwrap());
+    assert_eq!(a, b);
+    let after = a.after_recovery.as_ref().unwrap();
+    assert_eq!(after.write.ios, units);
+    assert!(after.waf > 1.0, "GC after recovery: WAF {}", after.waf);
+}
+
+fn refused(spec: &RunSpec) -> String {
+    match simulate_quiet(spec) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[test]
+fn running_on_that_cannot_happen_is_refused_before_the_run() {
+    let w = fio::parse_str(RANDWRITE, "w.fio").unwrap();
+    let mut spec = RunSpec::new(small_16k(""), w.clone(), "w.fio");
+    spec.precondition = Precondition::Fresh;
+    spec.after_recovery = Some((w.clone(), "then.fio".into()));
+    let e = refused(&spec);
+    assert!(
+        e.contains("--after-recovery") && e.contains("--power-loss-at"),
+        "{e}"
+    );
+    // Block and hybrid mapping: refused by key before anything runs.
+    spec.power_loss_at = Some(Time::from_secs_f64(0.01));
+    let text = common::SMALL_SLC.replace("[ftl]\n", "[ftl]\nmapping = \"bast\"\nlog_blocks = 2\n");
+    spec.device = common::device(&text, "small-bast");
+    let e = refused(&spec);
+    assert!(
+        e.contains("ftl.mapping") && e.contains("bast") && e.contains("page mapping"),
+        "{e}"
+    );
+    // A job after recovery that verifies needs a data store.
+    spec.device = small_16k("");
+    let verify = "[v]\nrw=read\nbs=4k\nsize=64k\nverify=crc32c\n";
+    spec.after_recovery = Some((
+        fio::parse_str(verify, "then.fio").unwrap(),
+        "then.fio".into(),
+    ));
+    let e = refused(&spec);
+    assert!(e.contains("then.fio") && e.contains("--data-store"), "{e}");
+}
+
+#[test]
+fn a_system_of_several_drives_runs_on_after_recovery() {
+    // Seed 002's board (four drives behind a switch): every drive loses
+    // power at once, each keeps its own recovered state, and the job after
+    // reads all four.
+    let cfg = SystemConfig::load("seed002-4x-gen3-switch").unwrap();
+    let stripe = "filename=nvme0:nvme1:nvme2:nvme3\n";
+    let w = format!("[w]\nrw=randwrite\nbs=4k\niodepth=32\nnumber_ios=40000\n{stripe}");
+    let r = format!("[r]\nrw=randread\nbs=4k\niodepth=32\nnumber_ios=8000\n{stripe}");
+    let dev = cfg.drives[0].device.clone();
+    let mut spec = RunSpec::new(dev, fio::parse_str(&w, "w.fio").unwrap(), "w.fio");
+    spec.precondition = Precondition::Fresh;
+    spec.power_loss_at = Some(Time::from_secs_f64(0.01));
+    spec.after_recovery = Some((fio::parse_str(&r, "r.fio").unwrap(), "r.fio".into()));
+    let (rep, _) = ssdlab_core::simulate_system(cfg, &spec, &mut |_| {}, &|| false).unwrap();
+    assert_eq!(rep.drives.len(), 4);
+    assert!(rep.drives.values().all(|d| d.recovery.is_some()));
+    let after = rep.after_recovery.as_ref().unwrap();
+    assert_eq!(after.read.ios, 8000);
+    assert_eq!(after.drives.len(), 4);
+    for d in after.drives.values() {
+        assert_eq!(d.read.ios, 2000);
+        assert!(d.recovery.is_none());
+    }
+}
