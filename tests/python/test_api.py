@@ -500,6 +500,21 @@ def test_after_recovery_runs_a_job_on_the_recovered_drive(small):
                    power_loss_at="5ms", after_recovery=then)
 
 
+def test_the_data_store_follows_the_power_loss_and_verify_runs_after_it(small):
+    # 64 units written with verify headers and flushed, then writes
+    # elsewhere until the power fails; the same job with verify_only after
+    # recovery reads every flushed unit back.
+    a = ("[a]\nrw=randwrite\nbs=4k\niodepth=4\nsize=256k\nverify=crc32c\ndo_verify=0\nend_fsync=1\n")
+    b = "[b]\nstonewall\nrw=randwrite\nbs=4k\niodepth=4\noffset=1m\nsize=256k\nloops=500\n"
+    first = Job.from_fio_text(a + b)
+    then = Job.from_fio_text(a.replace("do_verify=0", "verify_only=1"))
+    r = ssdlab.run(small, first, precondition="fresh", data_store="memory", power_loss_at="50ms",
+                   after_recovery=then, sample_interval=None)
+    assert r.recovery.units_lost > 0
+    v = r.after_recovery.verify
+    assert v is not None and v.blocks == 64 and v.failures == 0
+
+
 def test_power_loss_with_hybrid_mapping_reverts_merges_and_counts_losses(small):
     # BAST on a filled drive: random rewrites fill logs and merge them; the
     # power fails mid-run. Merge copies go back to their intact old places.

@@ -61,8 +61,8 @@ pub enum Event {
         /// Drive.
         d: u16,
     },
-    /// The drive is worn out (a unit has too few good blocks left): the
-    /// run ends with that error.
+    /// The drive is worn out (a unit has too few good blocks left), or its
+    /// data store failed: the run ends with that error.
     WornOut {
         /// Drive.
         d: u16,

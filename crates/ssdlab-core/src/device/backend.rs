@@ -165,6 +165,9 @@ impl Drive {
         for (i, &l) in lpns.iter().enumerate() {
             self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
         }
+        if self.versions.is_some() {
+            self.store_program_issued(first, &lpns);
+        }
         if gc > 0 {
             self.gc_progs[u as usize] += 1;
         }
@@ -534,6 +537,9 @@ impl Drive {
                     for (i, &l) in lpns.iter().enumerate() {
                         self.ftl
                             .programmed(Lpn(l), Ppa(first.0 + i as u32), seq + 1 + i as u64);
+                    }
+                    if self.versions.is_some() {
+                        self.store_program_done(first, &lpns);
                     }
                 }
                 self.progs[pid as usize] = (lpns, gc);

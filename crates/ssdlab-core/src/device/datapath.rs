@@ -242,6 +242,11 @@ impl Drive {
         fabric: &mut Fabric,
     ) {
         let c = self.cmds[cmd as usize];
+        if self.versions.is_some() {
+            if let Err(e) = self.store_takes_trim(c.lpn, c.nlpn) {
+                self.store_failed(e, now, eq);
+            }
+        }
         if !self.ramdisk {
             for l in c.lpn..c.lpn + c.nlpn {
                 self.ftl.trim(Lpn(l));
@@ -422,6 +427,11 @@ impl Drive {
             return;
         }
         let c = *c;
+        if self.versions.is_some() {
+            if let Err(e) = self.store_takes_write(c.lpn, c.nlpn) {
+                self.store_failed(e, now, eq);
+            }
+        }
         for l in c.lpn..c.lpn + c.nlpn {
             self.ftl.write_to_buffer(Lpn(l));
             self.cache.insert_host(l);

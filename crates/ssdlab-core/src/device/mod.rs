@@ -30,6 +30,7 @@ pub mod nvme;
 pub mod power;
 pub mod recovery;
 pub mod store;
+mod store_versions;
 mod translation;
 pub mod validity;
 
@@ -294,6 +295,11 @@ pub struct Drive {
     pub ramp_snapshot: Snapshot,
     /// What the drive holds, if the run keeps data (`--data-store`).
     pub store: Option<store::DataStore>,
+    /// With a data store and a power loss: what the store needs to hold
+    /// what recovery rebuilds ([`store_versions`]).
+    versions: Option<Box<store_versions::StoreVersions>>,
+    /// The data store failed (its error ends the run).
+    store_error: Option<String>,
     ramdisk: bool,
     /// Power ledger, when the device has a `[power]` section.
     pub ledger: Option<Ledger>,
@@ -378,7 +384,9 @@ impl Drive {
     /// After a power loss (and its recovery): the FTL as recovery rebuilt
     /// it, ready to run on, and how the drive was first preconditioned.
     /// Errors when there was no power loss or the FTL cannot run on.
-    pub(crate) fn take_recovered(self) -> Result<(Device, Ftl, PreconditionInfo), SimError> {
+    pub(crate) fn take_recovered(
+        self,
+    ) -> Result<(Device, Ftl, PreconditionInfo, Option<store::DataStore>), SimError> {
         if self.recovery.is_none() {
             return Err(SimError::Device(
                 "the drive has not lost its power: nothing to recover".into(),
@@ -387,7 +395,7 @@ impl Drive {
         let mut ftl = self.ftl;
         ftl.power_on(&self.saved_by_capacitors)
             .map_err(SimError::Device)?;
-        Ok((self.dev, ftl, self.precondition_info))
+        Ok((self.dev, ftl, self.precondition_info, self.store))
     }
 
     /// The FTL of a new drive `dev`, preconditioned as `pre` asks, and what
@@ -520,6 +528,8 @@ impl Drive {
             unit_bytes,
             ramp_snapshot: Snapshot::default(),
             store: None,
+            versions: None,
+            store_error: None,
             precondition_info: info,
             busy_cmds: 0,
             idle_since: Time::ZERO,
@@ -577,9 +587,10 @@ impl Drive {
         &self.fw
     }
 
-    /// Why the drive can no longer work, if it is worn out.
+    /// Why the drive can no longer work, if it is worn out (or its data
+    /// store failed).
     pub(crate) fn worn_out(&self) -> Option<&str> {
-        self.ftl.worn_out()
+        self.store_error.as_deref().or(self.ftl.worn_out())
     }
 
     /// Commands waiting for write-buffer space (for the stall report).

@@ -299,6 +299,13 @@ impl Drive {
             r.open_blocks_closed = fx.open_blocks_closed;
             r.gc_victims_erased_early = self.gc_early_erases;
         }
+        // A data store follows what the FTL kept.
+        if self.versions.is_some() {
+            let outcomes = self.ftl.take_power_loss_outcomes();
+            if let Err(e) = self.store_power_loss(&outcomes) {
+                self.store_error = Some(e);
+            }
+        }
         // DRAM is gone (saved or not). What the capacitors programmed from
         // it is in the tables as "in DRAM" still: listed for running on.
         if plp {

@@ -237,6 +237,13 @@ impl DataStore {
     pub fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), StoreError> {
         self.check(offset, data.len() as u64)?;
         self.bytes_written += data.len() as u64;
+        self.write_raw(offset, data)
+    }
+
+    /// [`DataStore::write`] without counting the bytes (the drive's own
+    /// bookkeeping: a power loss putting back an older version).
+    pub(crate) fn write_raw(&mut self, offset: u64, data: &[u8]) -> Result<(), StoreError> {
+        self.check(offset, data.len() as u64)?;
         match &mut self.backing {
             Backing::Memory(m) => {
                 let mut done = 0usize;
@@ -261,6 +268,13 @@ impl DataStore {
     pub fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
         self.check(offset, buf.len() as u64)?;
         self.bytes_read += buf.len() as u64;
+        self.read_raw(offset, buf)
+    }
+
+    /// [`DataStore::read`] without counting the bytes (the drive's own
+    /// bookkeeping: the content of a version a power loss may put back).
+    pub(crate) fn read_raw(&self, offset: u64, buf: &mut [u8]) -> Result<(), StoreError> {
+        self.check(offset, buf.len() as u64)?;
         match &self.backing {
             Backing::Memory(m) => {
                 let mut done = 0usize;
@@ -287,6 +301,13 @@ impl DataStore {
     pub fn trim(&mut self, offset: u64, len: u64) -> Result<(), StoreError> {
         self.check(offset, len)?;
         self.bytes_trimmed += len;
+        self.trim_raw(offset, len)
+    }
+
+    /// [`DataStore::trim`] without counting the bytes (the drive's own
+    /// bookkeeping: a power loss leaving a unit unmapped).
+    pub(crate) fn trim_raw(&mut self, offset: u64, len: u64) -> Result<(), StoreError> {
+        self.check(offset, len)?;
         match &mut self.backing {
             Backing::Memory(m) => {
                 let end = offset + len;

@@ -166,9 +166,11 @@ impl System {
         }
         let (seed, multi) = (self.seed, self.multi);
         let mut ftls = Vec::with_capacity(self.drives.len());
+        let mut stores = Vec::with_capacity(self.drives.len());
         for d in self.drives {
-            let (_, ftl, info) = d.take_recovered()?;
+            let (_, ftl, info, store) = d.take_recovered()?;
             ftls.push((ftl, info));
+            stores.push(store);
         }
         let mut s = System::build(
             cfg,
@@ -179,6 +181,13 @@ impl System {
             multi,
         )?;
         s.recovered = true;
+        // Stored data stays with its drive.
+        if stores.iter().any(Option::is_some) {
+            for (d, st) in s.drives.iter_mut().zip(stores) {
+                d.store = st;
+            }
+            s.host.data = true;
+        }
         Ok(s)
     }
 
@@ -374,6 +383,10 @@ impl System {
         };
         let several = self.drives.len() > 1;
         for (d, name) in self.drives.iter_mut().zip(&self.names) {
+            if d.store.is_some() {
+                // Kept from before a power loss (running on after it).
+                continue;
+            }
             let cap = d.dev.capacity_bytes();
             d.store = Some(
                 crate::device::store::DataStore::open(spec, name, cap, several)
@@ -381,6 +394,11 @@ impl System {
             );
         }
         self.host.data = true;
+        if self.power_loss.is_some() {
+            for d in &mut self.drives {
+                d.keep_store_versions();
+            }
+        }
         Ok(())
     }
 
@@ -401,10 +419,16 @@ impl System {
                 t.as_secs_f64()
             )));
         }
-        if self.drives.iter().any(|d| d.store.is_some()) {
-            return Err(SimError::Device(
-                "--power-loss-at cannot be used with a data store yet (the stored data would not go back to what flash held after the power loss); run without --data-store".into(),
-            ));
+        if let Some(i) = self
+            .drives
+            .iter()
+            .position(|d| d.store.is_some() && d.ftl.is_hybrid())
+        {
+            return Err(SimError::Device(format!(
+                "--power-loss-at with a data store: drive {} uses {} mapping (ftl.mapping), whose stored data does not yet follow what recovery rebuilds; use page mapping, or run without --data-store",
+                self.names[i],
+                self.drives[i].dev.ftl.mapping.name()
+            )));
         }
         if let Some(i) = self.drives.iter().position(|d| d.is_ramdisk()) {
             return Err(SimError::Device(format!(
@@ -414,6 +438,7 @@ impl System {
         }
         for d in &mut self.drives {
             d.track_durability();
+            d.keep_store_versions();
         }
         self.power_loss = Some(at);
         self.q.at(at, Event::PowerLoss);
@@ -688,6 +713,14 @@ impl System {
                     d.power_loss(now, k);
                 }
                 self.powered_off = true;
+                if let Some(i) = self.drives.iter().position(|d| d.worn_out().is_some()) {
+                    let why = self.drives[i].worn_out().unwrap_or("failed");
+                    self.host.failure = Some(SimError::Device(format!(
+                        "drive {} at the power loss ({:.6} s simulated): {why}",
+                        self.names[i],
+                        now.as_secs_f64()
+                    )));
+                }
             }
         }
     }
@@ -732,7 +765,11 @@ impl crate::host::Drives for Submitter<'_> {
     #[cold]
     #[inline(never)]
     fn write_data(&mut self, d: u16, offset: u64, data: &[u8]) -> Result<(), String> {
-        match self.drives[d as usize].store.as_mut() {
+        let drive = &mut self.drives[d as usize];
+        if drive.stage_write(offset, data) {
+            return Ok(());
+        }
+        match drive.store.as_mut() {
             Some(s) => s.write(offset, data).map_err(|e| e.0),
             None => Ok(()),
         }
@@ -751,7 +788,11 @@ impl crate::host::Drives for Submitter<'_> {
     #[cold]
     #[inline(never)]
     fn trim_data(&mut self, d: u16, offset: u64, len: u64) -> Result<(), String> {
-        match self.drives[d as usize].store.as_mut() {
+        let drive = &mut self.drives[d as usize];
+        if drive.stage_trim(offset, len) {
+            return Ok(());
+        }
+        match drive.store.as_mut() {
             Some(s) => s.trim(offset, len).map_err(|e| e.0),
             None => Ok(()),
         }

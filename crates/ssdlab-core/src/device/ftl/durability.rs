@@ -56,6 +56,9 @@ pub(crate) struct Durability {
     /// Open blocks the power loss closed: (unit, translation-page block,
     /// local block, next slot offset), for a drive that runs on.
     closed: Vec<(u32, bool, u32, u32)>,
+    /// What the power loss did to each unit that lost its latest host
+    /// version or was left unmapped: (LPN, an older version was left).
+    outcomes: Vec<(u32, bool)>,
 }
 
 /// What a power loss did to the mapping.
@@ -325,6 +328,11 @@ impl Ftl {
             } else if !intact {
                 fx.relocated_lost += 1;
             }
+            if e.host || !intact {
+                if let Some(d) = self.durability.as_mut() {
+                    d.outcomes.push((lpn, intact));
+                }
+            }
         }
         // Slots of programs in flight that still map a unit (translation
         // pages, or data the journal did not cover) are invalid too.
@@ -336,6 +344,9 @@ impl Ftl {
                     self.set_l2p(l, UNMAPPED);
                     self.mapped -= 1;
                     fx.relocated_lost += 1;
+                    if let Some(d) = self.durability.as_mut() {
+                        d.outcomes.push((l, false));
+                    }
                 }
             }
         }
@@ -363,6 +374,23 @@ impl Ftl {
             self.hybrid_power_loss();
         }
         fx
+    }
+
+    /// The slot of `lpn`'s newest durable version while its latest is not
+    /// durable (`UNMAPPED`: none), or `None` (its latest is durable, or no
+    /// journal is kept).
+    pub fn journal_slot(&self, lpn: u32) -> Option<u32> {
+        self.durability.as_ref()?.entries.get(&lpn).map(|e| e.slot)
+    }
+
+    /// What the last power loss did to each unit that lost its latest host
+    /// version or was left unmapped: (LPN, an older version was left),
+    /// taken once.
+    pub fn take_power_loss_outcomes(&mut self) -> Vec<(u32, bool)> {
+        self.durability
+            .as_mut()
+            .map(|d| std::mem::take(&mut d.outcomes))
+            .unwrap_or_default()
     }
 
     /// GC and folding stop: their victims are closed blocks again.
