@@ -366,21 +366,6 @@ impl Drive {
         Ok(Self::assemble(dev, ftl, info, classes, port, may_flush))
     }
 
-    /// A drive whose power returns after a power loss: the FTL `ftl` is
-    /// the state recovery rebuilt ([`Drive::take_recovered`]); everything
-    /// volatile (DRAM, queues, the controller, the flash scheduler) starts
-    /// empty.
-    pub(crate) fn recovered(
-        dev: Device,
-        ftl: Ftl,
-        info: PreconditionInfo,
-        classes: &[QueueClass],
-        port: usize,
-        may_flush: bool,
-    ) -> Drive {
-        Self::assemble(dev, ftl, info, classes, port, may_flush)
-    }
-
     /// After a power loss (and its recovery): the FTL as recovery rebuilt
     /// it, ready to run on, and how the drive was first preconditioned.
     /// Errors when there was no power loss or the FTL cannot run on.
@@ -443,9 +428,11 @@ impl Drive {
         Ok((ftl, info))
     }
 
-    /// The drive around `ftl` (its state already built): every volatile
-    /// part new.
-    fn assemble(
+    /// The drive around `ftl` (its state already built: preconditioned,
+    /// or as recovery rebuilt it after a power loss, [`Drive::take_recovered`]):
+    /// everything volatile (DRAM, queues, the controller, the flash
+    /// scheduler) new.
+    pub(crate) fn assemble(
         dev: Device,
         ftl: Ftl,
         info: PreconditionInfo,

@@ -306,7 +306,7 @@ impl System {
             }
             Start::Recovered(ftls) => {
                 for (i, (d, (ftl, info))) in cfg.drives.into_iter().zip(ftls).enumerate() {
-                    drives.push(Drive::recovered(
+                    drives.push(Drive::assemble(
                         d.device,
                         ftl,
                         info,

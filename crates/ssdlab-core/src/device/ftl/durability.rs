@@ -460,13 +460,7 @@ impl Ftl {
         }
         for chunk in data.chunks(spp) {
             let unit = self.next_unit_functional();
-            let mut guard = 0;
-            while self.free_blocks(unit) <= self.cfg.gc_hard_threshold && guard < 64 {
-                if !self.gc_functional(unit) {
-                    break;
-                }
-                guard += 1;
-            }
+            self.collect_to_floor_functional(unit);
             self.program_functional(unit, chunk);
         }
         // Metadata pages (translation pages, checkpoint records, validity
@@ -491,13 +485,7 @@ impl Ftl {
             for _ in 0..4 {
                 let mut low = false;
                 for u in 0..self.geo.units {
-                    let mut guard = 0;
-                    while self.free_blocks(u) <= self.cfg.gc_hard_threshold && guard < 64 {
-                        if !self.gc_functional(u) {
-                            break;
-                        }
-                        guard += 1;
-                    }
+                    self.collect_to_floor_functional(u);
                     low |= self.free_blocks(u) <= self.cfg.gc_hard_threshold;
                 }
                 self.flush_leftovers();

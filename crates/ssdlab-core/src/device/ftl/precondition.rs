@@ -131,6 +131,16 @@ impl Ftl {
             }
         }
         let unit = self.next_unit_functional();
+        self.collect_to_floor_functional(unit);
+        self.program_functional(unit, lpns);
+    }
+
+    /// Collect on `unit` functionally while its free blocks are at or below
+    /// the hard threshold (at most 64 victims): the equilibrium of a drive
+    /// saturated by writes, where host writes stall there and GC sets the
+    /// pace.
+    #[inline]
+    pub(super) fn collect_to_floor_functional(&mut self, unit: u32) {
         let mut guard = 0;
         while self.free_blocks(unit) <= self.cfg.gc_hard_threshold && guard < 64 {
             if !self.gc_functional(unit) {
@@ -138,7 +148,6 @@ impl Ftl {
             }
             guard += 1;
         }
-        self.program_functional(unit, lpns);
     }
 
     /// Precondition: write every LPN once, sequentially. On a fresh FTL
