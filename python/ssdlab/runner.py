@@ -102,7 +102,9 @@ def run(
     :param data_store: keep what is written so reads return it (fio's
         ``verify`` needs it): ``"on"`` (memory for drives up to 64 GiB, else a
         sparse temporary file), ``"memory"``, or a file path (a sparse file
-        kept after the run). ``None`` (default): timing only.
+        kept after the run). ``None`` (default): timing only. With
+        ``power_loss_at`` (page mapping) the store holds what recovery
+        rebuilt, and goes with the drive into ``after_recovery``.
     :param power_loss_at: fail the power at this simulated time (``"20ms"``,
         or seconds as a number): the run ends there and ``result.recovery``
         (:class:`Recovery`) says what the drive lost and how long rebuilding
