@@ -175,23 +175,7 @@ pub fn simulate(
     progress: &mut dyn FnMut(Progress),
     stop: &dyn Fn() -> bool,
 ) -> Result<Report, SimError> {
-    system::check_data_store(
-        spec.data_store.as_ref(),
-        &spec.workload,
-        &spec.workload_name,
-    )?;
-    check_after_recovery(spec, [&spec.device])?;
-    let mut drive = System::new(
-        spec.device.clone(),
-        &spec.workload,
-        &spec.workload_name,
-        spec.seed,
-        spec.precondition,
-    )?;
-    let mut r = run_drive(&mut drive, spec, progress, stop)?;
-    let cfg = || system::config::SystemConfig::single(spec.device.clone());
-    run_on(drive, cfg, spec, &mut r, progress, stop)?;
-    Ok(r)
+    simulate_with_jobs(spec, progress, stop).map(|(r, _)| r)
 }
 
 /// `spec.after_recovery` needs a power loss, drives that can run on after
