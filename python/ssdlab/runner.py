@@ -103,8 +103,8 @@ def run(
         ``verify`` needs it): ``"on"`` (memory for drives up to 64 GiB, else a
         sparse temporary file), ``"memory"``, or a file path (a sparse file
         kept after the run). ``None`` (default): timing only. With
-        ``power_loss_at`` (page mapping) the store holds what recovery
-        rebuilt, and goes with the drive into ``after_recovery``.
+        ``power_loss_at`` the store holds what recovery rebuilt, and goes
+        with the drive into ``after_recovery``.
     :param power_loss_at: fail the power at this simulated time (``"20ms"``,
         or seconds as a number): the run ends there and ``result.recovery``
         (:class:`Recovery`) says what the drive lost and how long rebuilding
@@ -112,8 +112,8 @@ def run(
     :param after_recovery: after the power loss, run this :class:`Job` (or
         fio job file) on the drive as recovery rebuilt it, from a new host
         and clock: ``result.after_recovery`` is its :class:`Result`. Needs
-        ``power_loss_at``; page mapping only (block and hybrid mapping are
-        refused).
+        ``power_loss_at``. Block and hybrid mapping rebuild their block map
+        first.
 
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.

@@ -495,9 +495,12 @@ def test_after_recovery_runs_a_job_on_the_recovered_drive(small):
     assert again.after_recovery.read.iops == after.read.iops
     with pytest.raises(ssdlab.SimulationError, match="--power-loss-at"):
         ssdlab.run(small, job, after_recovery=then)
-    with pytest.raises(ssdlab.SimulationError, match="ftl.mapping"):
-        ssdlab.run(small.with_(ftl__mapping="bast", ftl__log_blocks=2), job,
-                   power_loss_at="5ms", after_recovery=then)
+    # block and hybrid mapping run on too (their block map rebuilt first)
+    bast = ssdlab.run(small.with_(ftl__mapping="bast", ftl__log_blocks=2), job,
+                      precondition="fill", power_loss_at="5ms", after_recovery=then,
+                      sample_interval=None)
+    assert bast.after_recovery.read.ios == 3000
+    assert bast.after_recovery.flash.reads > 0
 
 
 def test_the_data_store_follows_the_power_loss_and_verify_runs_after_it(small):
@@ -509,6 +512,13 @@ def test_the_data_store_follows_the_power_loss_and_verify_runs_after_it(small):
     first = Job.from_fio_text(a + b)
     then = Job.from_fio_text(a.replace("do_verify=0", "verify_only=1"))
     r = ssdlab.run(small, first, precondition="fresh", data_store="memory", power_loss_at="50ms",
+                   after_recovery=then, sample_interval=None)
+    assert r.recovery.units_lost > 0
+    v = r.after_recovery.verify
+    assert v is not None and v.blocks == 64 and v.failures == 0
+    # the same with FAST mapping on a filled drive
+    fast = small.with_(ftl__mapping="fast", ftl__log_blocks=3)
+    r = ssdlab.run(fast, first, precondition="fill", data_store="memory", power_loss_at="50ms",
                    after_recovery=then, sample_interval=None)
     assert r.recovery.units_lost > 0
     v = r.after_recovery.verify

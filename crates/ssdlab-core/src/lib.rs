@@ -117,7 +117,7 @@ pub fn simulate_with_jobs(
         &spec.workload,
         &spec.workload_name,
     )?;
-    check_after_recovery(spec, [&spec.device])?;
+    check_after_recovery(spec)?;
     let mut drive = System::new(
         spec.device.clone(),
         &spec.workload,
@@ -149,7 +149,7 @@ pub fn simulate_system(
         &spec.workload,
         &spec.workload_name,
     )?;
-    check_after_recovery(spec, system.drives.iter().map(|d| &d.device))?;
+    check_after_recovery(spec)?;
     let again = spec.after_recovery.as_ref().map(|_| system.clone());
     let mut sys = System::from_config(
         system,
@@ -178,13 +178,9 @@ pub fn simulate(
     simulate_with_jobs(spec, progress, stop).map(|(r, _)| r)
 }
 
-/// `spec.after_recovery` needs a power loss, drives that can run on after
-/// one (`devices`), and a workload that can run after it (checked before
-/// anything is built).
-fn check_after_recovery<'a>(
-    spec: &RunSpec,
-    devices: impl IntoIterator<Item = &'a Device>,
-) -> Result<(), SimError> {
+/// `spec.after_recovery` needs a power loss and a workload that can run
+/// after it (checked before anything is built).
+fn check_after_recovery(spec: &RunSpec) -> Result<(), SimError> {
     let Some((w, name)) = &spec.after_recovery else {
         return Ok(());
     };
@@ -192,15 +188,6 @@ fn check_after_recovery<'a>(
         return Err(SimError::Device(
             "--after-recovery runs a job after a power loss: it needs --power-loss-at TIME (Python: power_loss_at=)".into(),
         ));
-    }
-    for d in devices {
-        if d.ftl.mapping != config::MappingScheme::Page {
-            return Err(SimError::Device(format!(
-                "--after-recovery: device '{}' uses {} mapping (ftl.mapping): running on after a power loss is not available with block or hybrid mapping yet (recovery's block map is not rebuilt); use page mapping",
-                d.name,
-                d.ftl.mapping.name()
-            )));
-        }
     }
     system::check_data_store(spec.data_store.as_ref(), w, name)
 }

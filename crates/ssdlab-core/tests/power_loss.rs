@@ -319,35 +319,6 @@ fn power_losses_that_cannot_happen_are_refused_with_the_reason() {
     );
     let e = refused(small_16k(), short, Time::ZERO, false);
     assert!(e.contains("after the start of the run"), "{e}");
-    // A data store follows recovery with page mapping (tests/after_recovery.rs),
-    // not yet with block or hybrid mapping.
-    let e = refused(
-        small_hybrid("bast", 2),
-        short,
-        Time::from_secs_f64(0.001),
-        true,
-    );
-    assert!(e.contains("data store") && e.contains("bast"), "{e}");
-    // The same with the store added after the power loss was scheduled.
-    let w = fio::parse_str(short, "pl.fio").unwrap();
-    let mut s = System::new(
-        small_hybrid("fast", 2),
-        &w,
-        "pl.fio",
-        7,
-        Precondition::Fresh,
-    )
-    .unwrap();
-    s.power_loss_at(Time::from_secs_f64(0.001)).unwrap();
-    let e = s
-        .set_data_store(
-            Some(&ssdlab_core::device::store::StoreSpec::Memory),
-            &w,
-            "pl.fio",
-        )
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("data store") && e.contains("fast"), "{e}");
     let ram = Device::preset("seed000-eisc-ramdisk").unwrap();
     let e = refused(ram, short, Time::from_secs_f64(0.001), false);
     assert!(e.contains("RAM disk") && e.contains("nvme0"), "{e}");

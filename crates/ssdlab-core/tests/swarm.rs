@@ -28,15 +28,16 @@
 //! mapping's directory on flash too, on 512 B mapping units, and check
 //! that no directory update is lost either.
 //!
-//! Page-mapped cases lose power with the data store kept: right after the
-//! power loss the store must hold what recovery rebuilt (data exactly where
-//! a unit is mapped); they then run on, the same workload again on the
-//! drive recovery rebuilt (`System::after_recovery`, the store with it),
-//! and the same checks as the first run's hold at its end.
+//! Cases that lose power keep the data store: right after the power loss
+//! the store must hold what recovery rebuilt (data exactly where a unit is
+//! mapped); they then run on, the same workload again on the drive
+//! recovery rebuilt (`System::after_recovery`, the store with it), and the
+//! same checks as the first run's hold at its end.
 //!
 //! Half the cases (their own draw) use block, BAST or FAST mapping (issue
 //! 14, part 3) instead of page mapping; they lose power as page mapping
-//! does, and no unit only a merge had moved may be lost. A third of the
+//! does, no unit only a merge had moved may be lost, and they run on too:
+//! the rebuilt block map keeps every unit recovery found, and no other. A third of the
 //! page-mapped ones keep an L-log (part 2: validity pages on flash, 1 or 2
 //! of them cached).
 //!
@@ -337,14 +338,11 @@ fn case(seed: u64) -> Result<String, String> {
     if let Some(frac) = power_loss {
         let end = s.now();
         let at = ssdlab_core::units::Time::from_secs_f64(end.as_secs_f64() * frac);
-        let page = dev_again.ftl.mapping.name() == "page";
         let mut p = System::new(dev_again, &w, "swarm", seed, Precondition::Fresh)
             .map_err(|e| format!("{summary}: {e}"))?;
-        if page {
-            // The data store follows what recovery rebuilds (page mapping).
-            p.set_data_store(Some(&StoreSpec::Memory), &w, "swarm.fio")
-                .map_err(|e| format!("{summary}: {e}"))?;
-        }
+        // The data store follows what recovery rebuilds.
+        p.set_data_store(Some(&StoreSpec::Memory), &w, "swarm.fio")
+            .map_err(|e| format!("{summary}: {e}"))?;
         p.power_loss_at(at)
             .map_err(|e| format!("{summary}: power loss: {e}"))?;
         match p.run(&mut |_| {}, &|| false) {
@@ -357,7 +355,7 @@ fn case(seed: u64) -> Result<String, String> {
             .check_invariants()
             .map_err(|e| format!("{summary}: after the power loss at {at:?}: {e}"))?;
         let powered_off = p.recovery().is_some();
-        if page && powered_off {
+        if powered_off {
             check_against_store(&mut p.drives[0], true).map_err(|e| {
                 format!("{summary}: after the power loss at {at:?}, against the data store: {e}")
             })?;
@@ -381,12 +379,28 @@ fn case(seed: u64) -> Result<String, String> {
                 r.units_lost, r.units_beyond_capacitors
             );
         }
-        // Page mapping runs on: the same workload again on the recovered
-        // drive (block and hybrid mapping cannot yet).
-        if powered_off && page {
+        // The drive runs on: the same workload again on the recovered drive
+        // (block and hybrid mapping rebuild their block map first).
+        if powered_off {
             let cfg = ssdlab_core::system::config::SystemConfig::single(p.drives[0].dev.clone());
+            let was_mapped: Vec<bool> = (0..p.drives[0].ftl.logical_units() as u32)
+                .map(|l| p.drives[0].ftl.lookup(Lpn(l)) != Mapping::Unmapped)
+                .collect();
             let mut q = p.after_recovery(cfg, &w, "swarm.fio").map_err(|e| {
                 format!("{summary}: running on after the power loss at {at:?}: {e}")
+            })?;
+            // Power-on (the block map's rebuild, the capacitors' units
+            // placed) keeps every unit recovery found, and no other.
+            for (l, &m) in was_mapped.iter().enumerate() {
+                let now = q.drives[0].ftl.lookup(Lpn(l as u32));
+                if m != (now != Mapping::Unmapped) || now == Mapping::InBuffer {
+                    return Err(format!(
+                        "{summary}: after the power loss at {at:?}, power-on left unit {l} {now:?} (recovered: mapped {m})"
+                    ));
+                }
+            }
+            q.drives[0].ftl.check_invariants().map_err(|e| {
+                format!("{summary}: at power-on after the power loss at {at:?}: {e}")
             })?;
             let t1 = std::time::Instant::now();
             let mut ran_on_worn_out = false;

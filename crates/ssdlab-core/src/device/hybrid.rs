@@ -117,6 +117,12 @@ impl Drive {
             let unit = key.0;
             let mut steps = Vec::new();
             let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
+            if self.versions.is_some() {
+                // What each planned program will carry, for the store.
+                for (slot, l) in self.ftl.take_planned() {
+                    self.store_program_issued(Ppa(slot), &[l]);
+                }
+            }
             if (!placed || self.ftl.worn_out().is_some()) && !self.worn_out_raised {
                 // Too few good blocks left (a retirement), or none erased
                 // for this group: the run ends with the reason.
@@ -305,8 +311,16 @@ impl Drive {
         };
         hu.outstanding -= 1;
         if let Some(first) = programmed {
-            self.ftl
-                .hybrid_programmed(first, self.geo.slots_per_program);
+            let n = self.geo.slots_per_program;
+            let planned = if self.versions.is_some() {
+                self.ftl.planned_in(first, n)
+            } else {
+                Vec::new()
+            };
+            self.ftl.hybrid_programmed(first, n);
+            for (slot, l) in planned {
+                self.store_program_done(Ppa(slot), &[l]);
+            }
         }
         let hu = &mut self.hyb[unit as usize];
         if hu.outstanding > 0 || self.hybrid_advance(now, unit, eq) {

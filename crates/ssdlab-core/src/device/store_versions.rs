@@ -19,8 +19,10 @@
 //!   zeros, and the data still waiting is dropped.
 //!
 //! Kept only when a run has both a data store and a power loss; nothing
-//! else pays for it. Page mapping only (block and hybrid mapping are
-//! refused with a data store and a power loss).
+//! else pays for it. Block and hybrid mapping note what a program carries
+//! when the FTL plans it (every slot a group's plan commits, host data and
+//! merge copies: `Ftl::take_planned`), and what it made durable when its
+//! program step finishes.
 
 use super::Drive;
 use crate::engine::EventQueue;
@@ -48,6 +50,9 @@ impl Drive {
     pub(crate) fn keep_store_versions(&mut self) {
         if self.store.is_some() {
             self.versions = Some(Box::default());
+            if self.ftl.is_hybrid() {
+                self.ftl.list_planned();
+            }
         }
     }
 

@@ -381,9 +381,6 @@ impl System {
         let Some(spec) = spec else {
             return Ok(());
         };
-        if self.power_loss.is_some() {
-            self.check_store_through_power_loss(true)?;
-        }
         let several = self.drives.len() > 1;
         for (d, name) in self.drives.iter_mut().zip(&self.names) {
             if d.store.is_some() {
@@ -407,9 +404,8 @@ impl System {
 
     /// Fail the power at `at` (simulated time from the start of the run):
     /// the run ends there, each drive loses what was not yet durable and
-    /// recovers (its report gains a `recovery` section). Drives that keep
-    /// data (a data store) are refused: their stored data would not go
-    /// back to what flash held.
+    /// recovers (its report gains a `recovery` section). A data store
+    /// follows what recovery rebuilt (docs/models/data-store.md).
     pub fn power_loss_at(&mut self, at: Time) -> Result<(), SimError> {
         if at == Time::ZERO {
             return Err(SimError::Device(
@@ -422,7 +418,6 @@ impl System {
                 t.as_secs_f64()
             )));
         }
-        self.check_store_through_power_loss(false)?;
         if let Some(i) = self.drives.iter().position(|d| d.is_ramdisk()) {
             return Err(SimError::Device(format!(
                 "--power-loss-at: drive {} is a RAM disk (backend.kind = \"ramdisk\"): it has no flash to recover from, and a power loss is modelled only for flash drives",
@@ -435,24 +430,6 @@ impl System {
         }
         self.power_loss = Some(at);
         self.q.at(at, Event::PowerLoss);
-        Ok(())
-    }
-
-    /// A data store follows a power loss with page mapping only: an error
-    /// names a drive with block or hybrid mapping that keeps data (or, with
-    /// `adding`, is about to).
-    fn check_store_through_power_loss(&self, adding: bool) -> Result<(), SimError> {
-        if let Some(i) = self
-            .drives
-            .iter()
-            .position(|d| (adding || d.store.is_some()) && d.ftl.is_hybrid())
-        {
-            return Err(SimError::Device(format!(
-                "--power-loss-at with a data store: drive {} uses {} mapping (ftl.mapping), whose stored data does not yet follow what recovery rebuilds; use page mapping, or run without --data-store",
-                self.names[i],
-                self.drives[i].dev.ftl.mapping.name()
-            )));
-        }
         Ok(())
     }
 

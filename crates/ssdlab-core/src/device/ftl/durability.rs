@@ -59,6 +59,15 @@ pub(crate) struct Durability {
     /// What the power loss did to each unit that lost its latest host
     /// version or was left unmapped: (LPN, an older version was left).
     outcomes: Vec<(u32, bool)>,
+    /// Block or hybrid mapping: blocks a plan had erased whose erase was
+    /// never issued (they hold what they held), for the block map's rebuild.
+    unerased: Vec<u32>,
+    /// Block or hybrid mapping: units the power loss moved, unmapped or
+    /// left in DRAM for the capacitors (their logical blocks are rebuilt).
+    touched: Vec<u32>,
+    /// Block or hybrid mapping with a data store: (slot, LPN) of each slot
+    /// planned since the drive last took them ([`Ftl::take_planned`]).
+    recent: Option<Vec<(u32, u32)>>,
 }
 
 /// What a power loss did to the mapping.
@@ -176,7 +185,40 @@ impl Ftl {
         let erases = self.erase_count[(slot / self.geo.slots_per_block) as usize];
         if let Some(d) = self.durability.as_mut() {
             d.planned.insert(slot, (lpn, seq, erases));
+            if let Some(r) = d.recent.as_mut() {
+                r.push((slot, lpn));
+            }
         }
+    }
+
+    /// Block or hybrid mapping with a data store: list the slots planned
+    /// from now on, for [`Ftl::take_planned`] (the store notes what each
+    /// program carries).
+    pub fn list_planned(&mut self) {
+        if let Some(d) = self.durability.as_mut() {
+            d.recent.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// (slot, LPN) of each slot planned since the last call (with
+    /// [`Ftl::list_planned`]).
+    pub fn take_planned(&mut self) -> Vec<(u32, u32)> {
+        self.durability
+            .as_mut()
+            .and_then(|d| d.recent.as_mut())
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// (slot, LPN) of the slots planned and not yet programmed among the
+    /// `n` from `first`.
+    pub fn planned_in(&self, first: Ppa, n: u32) -> Vec<(u32, u32)> {
+        let Some(d) = self.durability.as_ref() else {
+            return Vec::new();
+        };
+        (first.0..first.0 + n)
+            .filter_map(|s| d.planned.get(&s).map(|p| (s, p.0)))
+            .collect()
     }
 
     /// The program unit of `n` slots from `first` (a step of a block or
@@ -228,6 +270,7 @@ impl Ftl {
             self.set_l2p(l, IN_BUFFER);
             if let Some(d) = self.durability.as_mut() {
                 d.entries.remove(&l);
+                d.touched.push(l);
             }
         }
         host.len() as u64
@@ -283,6 +326,11 @@ impl Ftl {
             .unwrap_or_default();
         let mut sorted: Vec<(u32, Entry)> = entries.into_iter().collect();
         sorted.sort_unstable_by_key(|&(l, _)| l);
+        if self.hybrid.is_some() {
+            if let Some(d) = self.durability.as_mut() {
+                d.touched.extend(sorted.iter().map(|&(l, _)| l));
+            }
+        }
         // The latest versions' programs never finished: their slots first
         // (a block a plan erased and took again may hold one where another
         // unit's durable version still is).
@@ -346,6 +394,7 @@ impl Ftl {
                     fx.relocated_lost += 1;
                     if let Some(d) = self.durability.as_mut() {
                         d.outcomes.push((l, false));
+                        d.touched.push(l);
                     }
                 }
             }
@@ -372,6 +421,9 @@ impl Ftl {
         self.return_victims();
         if self.hybrid.is_some() {
             self.hybrid_power_loss();
+            if let Some(d) = self.durability.as_mut() {
+                d.unerased = unerased.to_vec();
+            }
         }
         fx
     }
@@ -416,16 +468,22 @@ impl Ftl {
     /// wrote (functionally: whole program units dealt over the parallel
     /// units in striping order, the last padded); GC victims are closed
     /// blocks again; the journal is dropped and the counters start again.
-    /// Block and hybrid mapping cannot yet: their block map is not rebuilt
-    /// from the recovered mapping (an error says so).
+    /// Block and hybrid mapping rebuild their block map from the recovered
+    /// mapping first (`Ftl::hybrid_rebuild`) and find what the capacitors
+    /// saved in the tables.
     pub fn power_on(&mut self, saved: &[u32]) -> Result<(), String> {
-        if self.hybrid_map_lost || self.hybrid.is_some() {
-            return Err(format!(
-                "running on after a power loss is not available with {} mapping (ftl.mapping) yet: recovery's block map is not rebuilt; use page mapping",
-                self.cfg.mapping.name()
-            ));
-        }
         self.return_victims();
+        if self.hybrid.is_some() {
+            let (unerased, mut touched) = self
+                .durability
+                .take()
+                .map(|d| (d.unerased, d.touched))
+                .unwrap_or_default();
+            touched.extend_from_slice(saved);
+            self.hybrid_rebuild(&unerased, &touched)?;
+            self.reset_stats();
+            return Ok(());
+        }
         // The firmware resumes writing the open blocks the power loss
         // closed, after the pages the interrupted programs left unreadable
         // (their slots are invalid), rather than leave their room unused:
@@ -513,9 +571,9 @@ impl Ftl {
     /// Block or hybrid mapping after the power loss: a block that holds
     /// recovered data but that a plan had erased (freed, or retired at that
     /// erase) was never erased on flash: it is a closed block again. The
-    /// block map in DRAM is gone; recovery rebuilds it from the L2P the scan
-    /// recovers (the run ends here, so it is not materialised: the
-    /// consistency check skips it).
+    /// block map in DRAM is gone: the consistency check skips it until a
+    /// drive that runs on rebuilds it from the recovered L2P
+    /// (`Ftl::hybrid_rebuild`).
     fn hybrid_power_loss(&mut self) {
         let bpu = self.geo.blocks_per_unit as usize;
         for b in 0..self.state.len() {

@@ -39,6 +39,8 @@
 //! ([`HybridStep`]). Writes reach a unit one group at a time, after the
 //! previous group's steps finished, so no plan sees another's half-done work.
 
+mod rebuild;
+
 use super::map::SeqFill;
 use super::{BlockState, Ftl, IN_BUFFER};
 use crate::config::MappingScheme;
