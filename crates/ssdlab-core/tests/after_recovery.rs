@@ -447,3 +447,45 @@ fn block_and_hybrid_mapping_keep_the_data_store_through_a_power_loss() {
         assert!(lost > 0 && v.failures > 0, "{scheme}: lost {lost}, {v:?}");
     }
 }
+
+#[test]
+fn a_recovered_drive_can_lose_its_power_again() {
+    // Random writes, a power loss, random writes on the recovered drive
+    // with a second power loss, and a third run: each recovery keeps the
+    // tables consistent, and every unit the second recovery kept is read
+    // from flash in the third run. Page mapping and BAST.
+    let w = fio::parse_str(
+        "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=6000\n",
+        "w.fio",
+    )
+    .unwrap();
+    let reads = fio::parse_str("[r]\nrw=randread\nbs=4k\niodepth=16\n", "r.fio").unwrap();
+    for dev in [small_16k(""), small_mapped("bast", 2)] {
+        let mut s = System::new(dev.clone(), &w, "w.fio", 9, Precondition::Fill).unwrap();
+        s.power_loss_at(Time::from_secs_f64(0.03)).unwrap();
+        s.run(&mut |_| {}, &|| false).unwrap();
+        assert!(s.recovery().unwrap().units_lost > 0);
+        let mut q = s
+            .after_recovery(SystemConfig::single(dev.clone()), &w, "w.fio")
+            .unwrap();
+        q.power_loss_at(Time::from_secs_f64(0.02)).unwrap();
+        q.run(&mut |_| {}, &|| false).unwrap();
+        let second = q.recovery().expect("the second power loss");
+        assert!(second.units_lost > 0, "{second:?}");
+        q.drives[0].ftl.check_invariants().unwrap();
+        let units = q.drives[0].logical_units();
+        let mapped = (0..units as u32)
+            .filter(|&l| {
+                q.drives[0].ftl.lookup(ssdlab_core::units::Lpn(l))
+                    != ssdlab_core::ftl::Mapping::Unmapped
+            })
+            .count() as u64;
+        let mut r = q
+            .after_recovery(SystemConfig::single(dev.clone()), &reads, "r.fio")
+            .unwrap();
+        r.run(&mut |_| {}, &|| false).unwrap();
+        r.drives[0].ftl.check_invariants().unwrap();
+        assert_eq!(r.ios_done(), units);
+        assert_eq!(r.drives[0].flash.stats.reads, mapped, "{}", dev.name);
+    }
+}
