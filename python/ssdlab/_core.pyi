@@ -102,6 +102,7 @@ def run(
     data_store: Optional[str] = ...,
     power_loss_at: Optional[str] = ...,
     after_recovery: Optional[WorkloadHandle] = ...,
+    later_power_losses: Optional[List[Tuple[str, Optional[WorkloadHandle]]]] = ...,
 ) -> Tuple[str, float]: ...
 def check_value(v: Any) -> None: ...
 def trace_stats(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _core
 from .device import Device, presets
@@ -72,8 +72,8 @@ def run(
     progress: Union[bool, ProgressFn] = False,
     stop: Optional["_core.StopFlag"] = None,
     data_store: Optional[str] = None,
-    power_loss_at: Union[str, float, None] = None,
-    after_recovery: JobLike = None,
+    power_loss_at: Union[str, float, Sequence[Union[str, float]], None] = None,
+    after_recovery: Union[JobLike, Sequence[JobLike]] = None,
 ) -> Result:
     """Simulate ``workload`` on ``device`` (one drive, or a :class:`System`
     of several) and return the :class:`Result`.
@@ -113,7 +113,10 @@ def run(
         fio job file) on the drive as recovery rebuilt it, from a new host
         and clock: ``result.after_recovery`` is its :class:`Result`. Needs
         ``power_loss_at``. Block and hybrid mapping rebuild their block map
-        first.
+        first. Several power losses: lists for both (``power_loss_at=["5ms",
+        "3ms"], after_recovery=[job2, job3]``): the second loss cuts
+        ``job2``'s run (at 3 ms from its start), ``job3`` runs after it
+        (``result.after_recovery.after_recovery``).
 
     The simulation runs with the GIL released; Ctrl-C interrupts it
     (``KeyboardInterrupt``) within a few milliseconds.
@@ -128,11 +131,27 @@ def run(
     else:
         dev = Device.load(device) if device is not None else Device.default()
         job = Job.load(workload)
-    then: Optional[Job] = None
-    if after_recovery is not None:
-        then = Job.load(after_recovery)
-        if isinstance(dev, System):
-            then = job_for_system(then, dev.drive_names)
+    # Several power losses: lists, the k-th job running after the k-th loss.
+    losses = list(power_loss_at) if isinstance(power_loss_at, (list, tuple)) else (
+        [] if power_loss_at is None else [power_loss_at])
+    thens_in = list(after_recovery) if isinstance(after_recovery, (list, tuple)) else (
+        [] if after_recovery is None else [after_recovery])
+    if len(losses) > 1 and len(thens_in) + 1 < len(losses):
+        raise ValueError(
+            f"power_loss_at has {len(losses)} times but after_recovery {len(thens_in)} jobs: "
+            "each power loss after the first cuts the run of the after_recovery job before it")
+    if len(thens_in) > max(len(losses), 1):
+        raise ValueError(
+            f"after_recovery has {len(thens_in)} jobs but power_loss_at {len(losses)} times: "
+            "each job runs after a power loss")
+    thens: List[Job] = []
+    for j in thens_in:
+        t = Job.load(j)
+        thens.append(job_for_system(t, dev.drive_names) if isinstance(dev, System) else t)
+    then: Optional[Job] = thens[0] if thens else None
+
+    def time_text(t: Union[str, float]) -> str:
+        return t if isinstance(t, str) else f"{round(float(t) * 1e12)}ps"
     bar = None
     cb: Optional[ProgressFn] = None
     if progress is True:
@@ -159,9 +178,12 @@ def run(
             progress=cb,
             stop=stop,
             data_store=data_store,
-            power_loss_at=(power_loss_at if isinstance(power_loss_at, str) or power_loss_at is None
-                           else f"{round(float(power_loss_at) * 1e12)}ps"),
+            power_loss_at=time_text(losses[0]) if losses else None,
             after_recovery=(then._handle(handle.host_keywords) if then is not None else None),
+            later_power_losses=[
+                (time_text(t), thens[k + 1]._handle(handle.host_keywords) if k + 1 < len(thens) else None)
+                for k, t in enumerate(losses[1:])
+            ],
         )
     finally:
         if bar is not None:

@@ -495,6 +495,14 @@ def test_after_recovery_runs_a_job_on_the_recovered_drive(small):
     assert again.after_recovery.read.iops == after.read.iops
     with pytest.raises(ssdlab.SimulationError, match="--power-loss-at"):
         ssdlab.run(small, job, after_recovery=then)
+    # a second power loss cuts the run after the first recovery
+    w = Job("w2", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    two = ssdlab.run(small, job, power_loss_at=["5ms", "3ms"], after_recovery=[w, then],
+                     sample_interval=None)
+    assert two.after_recovery.recovery.power_loss_at_s == pytest.approx(0.003)
+    assert two.after_recovery.after_recovery.read.ios == 3000
+    with pytest.raises(ValueError, match="after_recovery"):
+        ssdlab.run(small, job, power_loss_at=["5ms", "3ms"], sample_interval=None)
     # block and hybrid mapping run on too (their block map rebuilt first)
     bast = ssdlab.run(small.with_(ftl__mapping="bast", ftl__log_blocks=2), job,
                       precondition="fill", power_loss_at="5ms", after_recovery=then,

@@ -104,12 +104,12 @@ enum Cmd {
         /// Keep what is written, so reads return it (fio's verify needs this): `on` (memory for drives up to 64 GiB, else a sparse temporary file), `memory`, or a file PATH (a sparse file kept after the run; a directory on a system of several drives).
         #[arg(long, value_name = "on|memory|PATH")]
         data_store: Option<String>,
-        /// Fail the power at this simulated time (e.g. "20ms"): the run ends there, and the report's recovery section says what the drive lost (acknowledged writes not yet durable) and how long rebuilding its mapping takes.
+        /// Fail the power at this simulated time (e.g. "20ms"): the run ends there, and the report's recovery section says what the drive lost (acknowledged writes not yet durable) and how long rebuilding its mapping takes. Repeat it, each after an --after-recovery, to cut the runs after recovery too (each time from that run's start).
         #[arg(long, value_name = "TIME")]
-        power_loss_at: Option<String>,
-        /// After the power loss (--power-loss-at), run this fio job file on the drives as recovery rebuilt them (a new host, its own clock): the report's after-recovery section.
+        power_loss_at: Vec<String>,
+        /// After the power loss (--power-loss-at), run this fio job file on the drives as recovery rebuilt them (a new host, its own clock): the report's after-recovery section. Repeatable: the k-th runs after the k-th power loss.
         #[arg(long, value_name = "JOB")]
-        after_recovery: Option<PathBuf>,
+        after_recovery: Vec<PathBuf>,
     },
     /// Computational storage: run a kernel inside a drive with an FPGA (seed 003's SmartSSD).
     Csd {
@@ -444,20 +444,44 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             if let Some(map) = &trace.trace_drives {
                 workload.trace_drives = parse_trace_drives(map)?;
             }
-            let after_recovery = match &after_recovery {
-                None => None,
-                Some(p) => {
-                    if !matches!(output_format, RunFormat::Text | RunFormat::Json) {
-                        return Err(
-                            "--after-recovery: the report holds two runs (before the power loss and after the recovery); use --output-format text or json".into(),
-                        );
-                    }
-                    let (mut w, n) = load_workload(&Some(p.clone()), keywords)
-                        .map_err(|e| format!("--after-recovery: {e}"))?;
-                    w.trace_drives = workload.trace_drives.clone();
-                    Some((w, n))
-                }
-            };
+            if !after_recovery.is_empty()
+                && !matches!(output_format, RunFormat::Text | RunFormat::Json)
+            {
+                return Err(
+                    "--after-recovery: the report holds two runs (before the power loss and after the recovery); use --output-format text or json".into(),
+                );
+            }
+            let losses = power_loss_at.len();
+            if losses > 1 && after_recovery.len() + 1 < losses {
+                return Err(format!(
+                    "--power-loss-at given {losses} times but --after-recovery {} times: each power loss after the first cuts the run of the --after-recovery job before it",
+                    after_recovery.len()
+                ));
+            }
+            let mut jobs = Vec::with_capacity(after_recovery.len());
+            for p in &after_recovery {
+                let (mut w, n) = load_workload(&Some(p.clone()), keywords)
+                    .map_err(|e| format!("--after-recovery: {e}"))?;
+                w.trace_drives = workload.trace_drives.clone();
+                jobs.push(Some((w, n)));
+            }
+            let mut times = Vec::with_capacity(losses);
+            for t in &power_loss_at {
+                times.push(time_flag("--power-loss-at", &Some(t.clone()))?);
+            }
+            if jobs.len() > losses.max(1) {
+                return Err(format!(
+                    "--after-recovery given {} times but --power-loss-at {losses} times: each job runs after a power loss",
+                    jobs.len()
+                ));
+            }
+            let mut jobs = jobs.into_iter();
+            let after_recovery = jobs.next().flatten();
+            let later_power_losses: Vec<_> = times
+                .iter()
+                .skip(1)
+                .map(|t| (t.unwrap_or_default(), jobs.next().flatten()))
+                .collect();
             let pre = match precondition {
                 Pre::Fresh => Precondition::Fresh,
                 Pre::Fill => Precondition::Fill,
@@ -481,8 +505,9 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 latency_histogram: false,
                 job_stats: matches!(output_format, RunFormat::FioJson | RunFormat::Fio),
                 data_store,
-                power_loss_at: time_flag("--power-loss-at", &power_loss_at)?,
+                power_loss_at: times.first().copied().flatten(),
                 after_recovery,
+                later_power_losses,
             };
             let group = ssdlab_core::fio_output::group_reporting(&spec.workload);
             let (pb, t0) =

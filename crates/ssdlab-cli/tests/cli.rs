@@ -656,6 +656,44 @@ fn after_recovery_runs_a_second_job_on_the_recovered_drive() {
         err.contains("--after-recovery") && err.contains("/nonexistent.fio"),
         "{err}"
     );
+    // A second power loss cuts the run after the first recovery; the read
+    // job runs after the second.
+    let (code, out, err) = run(&[
+        "--power-loss-at",
+        "5ms",
+        "--after-recovery",
+        &job,
+        "--power-loss-at",
+        "3ms",
+        "--after-recovery",
+        &then,
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let second = &v["after_recovery"];
+    assert_eq!(second["recovery"]["power_loss_at_s"].as_f64(), Some(0.003));
+    assert!(second["write"]["ios"].as_u64().unwrap() > 0);
+    assert_eq!(second["after_recovery"]["read"]["ios"].as_u64(), Some(3000));
+    assert!(second["after_recovery"].get("recovery").is_none());
+    // Two power losses need a job between them; a job needs its power loss.
+    let (code, _, err) = run(&["--power-loss-at", "5ms", "--power-loss-at", "3ms"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--power-loss-at given 2 times") && err.contains("--after-recovery"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "--power-loss-at",
+        "5ms",
+        "--after-recovery",
+        &then,
+        "--after-recovery",
+        &then,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--after-recovery given 2 times"), "{err}");
 }
 
 /// A sampling period shorter than 1 us is refused by flag (a picosecond

@@ -85,6 +85,11 @@ pub struct RunSpec {
     /// and this workload (and its name) runs on them from a new host; its
     /// report is the first's `after_recovery`. Needs `power_loss_at`.
     pub after_recovery: Option<(Workload, String)>,
+    /// Further power losses: each cuts the run before it (the
+    /// `after_recovery` run, then the previous entry's) at its time from
+    /// that run's start, and its workload (if any: all but the last need
+    /// one) runs on after it, reported as that run's `after_recovery`.
+    pub later_power_losses: Vec<(units::Time, Option<(Workload, String)>)>,
 }
 
 impl RunSpec {
@@ -102,6 +107,7 @@ impl RunSpec {
             data_store: None,
             power_loss_at: None,
             after_recovery: None,
+            later_power_losses: Vec::new(),
         }
     }
 }
@@ -131,7 +137,7 @@ pub fn simulate_with_jobs(
     let mut r = run_drive(&mut drive, spec, progress, stop)?;
     let jobs = drive.host.job_stats.take();
     let cfg = || system::config::SystemConfig::single(spec.device.clone());
-    run_on(drive, cfg, spec, &mut r, progress, stop)?;
+    run_on(drive, &cfg, spec, &mut r, progress, stop)?;
     Ok((r, jobs))
 }
 
@@ -164,7 +170,7 @@ pub fn simulate_system(
     let mut r = run_drive(&mut sys, spec, progress, stop)?;
     let jobs = sys.host.job_stats.take();
     if let Some(cfg) = again {
-        run_on(sys, || cfg, spec, &mut r, progress, stop)?;
+        run_on(sys, &|| cfg.clone(), spec, &mut r, progress, stop)?;
     }
     Ok((r, jobs))
 }
@@ -182,6 +188,11 @@ pub fn simulate(
 /// after it (checked before anything is built).
 fn check_after_recovery(spec: &RunSpec) -> Result<(), SimError> {
     let Some((w, name)) = &spec.after_recovery else {
+        if !spec.later_power_losses.is_empty() {
+            return Err(SimError::Device(
+                "a second power loss cuts the run after the first one's recovery: it needs --after-recovery JOB (Python: after_recovery=)".into(),
+            ));
+        }
         return Ok(());
     };
     if spec.power_loss_at.is_none() {
@@ -189,7 +200,28 @@ fn check_after_recovery(spec: &RunSpec) -> Result<(), SimError> {
             "--after-recovery runs a job after a power loss: it needs --power-loss-at TIME (Python: power_loss_at=)".into(),
         ));
     }
-    system::check_data_store(spec.data_store.as_ref(), w, name)
+    system::check_data_store(spec.data_store.as_ref(), w, name)?;
+    let n = spec.later_power_losses.len();
+    for (k, (at, job)) in spec.later_power_losses.iter().enumerate() {
+        if *at == units::Time::ZERO {
+            return Err(SimError::Device(format!(
+                "power loss {}: it must come after the start of the run it cuts (a time above 0 s)",
+                k + 2
+            )));
+        }
+        match job {
+            Some((w, name)) => system::check_data_store(spec.data_store.as_ref(), w, name)?,
+            None if k + 1 < n => {
+                return Err(SimError::Device(format!(
+                    "power loss {} has no job after it (--after-recovery), so power loss {} has no run to cut",
+                    k + 2,
+                    k + 3
+                )))
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 /// After the first run's power loss, run `spec.after_recovery` (if any) on
@@ -197,7 +229,7 @@ fn check_after_recovery(spec: &RunSpec) -> Result<(), SimError> {
 /// report in `first.after_recovery`.
 fn run_on(
     lost: System,
-    cfg: impl FnOnce() -> system::config::SystemConfig,
+    cfg: &dyn Fn() -> system::config::SystemConfig,
     spec: &RunSpec,
     first: &mut Report,
     progress: &mut dyn FnMut(Progress),
@@ -207,14 +239,22 @@ fn run_on(
         return Ok(());
     };
     let mut sys = lost.after_recovery(cfg(), w, name)?;
+    // The next power loss (if any) cuts this run; its job runs on after it.
+    let (power_loss_at, after_recovery, later_power_losses) =
+        match spec.later_power_losses.split_first() {
+            Some(((at, job), rest)) => (Some(*at), job.clone(), rest.to_vec()),
+            None => (None, None, Vec::new()),
+        };
     let then = RunSpec {
         workload: w.clone(),
         workload_name: name.clone(),
-        power_loss_at: None,
-        after_recovery: None,
+        power_loss_at,
+        after_recovery,
+        later_power_losses,
         ..spec.clone()
     };
-    let r = run_drive(&mut sys, &then, progress, stop)?;
+    let mut r = run_drive(&mut sys, &then, progress, stop)?;
+    run_on(sys, cfg, &then, &mut r, progress, stop)?;
     first.after_recovery = Some(Box::new(r));
     Ok(())
 }

@@ -134,8 +134,24 @@ fn running_on_that_cannot_happen_is_refused_before_the_run() {
         e.contains("--after-recovery") && e.contains("--power-loss-at"),
         "{e}"
     );
-    // A job after recovery that verifies needs a data store.
+    // A later power loss needs a run to cut: a job after each earlier one.
     spec.power_loss_at = Some(Time::from_secs_f64(0.01));
+    spec.after_recovery = None;
+    spec.later_power_losses = vec![(Time::from_secs_f64(0.005), None)];
+    let e = refused(&spec);
+    assert!(e.contains("--after-recovery"), "{e}");
+    spec.after_recovery = Some((w.clone(), "then.fio".into()));
+    spec.later_power_losses = vec![
+        (Time::from_secs_f64(0.005), None),
+        (Time::from_secs_f64(0.005), None),
+    ];
+    let e = refused(&spec);
+    assert!(
+        e.contains("power loss 2 has no job after it") && e.contains("power loss 3"),
+        "{e}"
+    );
+    spec.later_power_losses.clear();
+    // A job after recovery that verifies needs a data store.
     let verify = "[v]\nrw=read\nbs=4k\nsize=64k\nverify=crc32c\n";
     spec.after_recovery = Some((
         fio::parse_str(verify, "then.fio").unwrap(),

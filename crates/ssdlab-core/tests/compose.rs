@@ -259,6 +259,7 @@ fn the_report_records_extends_and_overrides() {
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     };
     let r = ssdlab_core::simulate_quiet(&spec).unwrap();
     let j: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();

@@ -31,6 +31,7 @@ fn spec(job: &str, store: Option<StoreSpec>, pre: Precondition) -> RunSpec {
         data_store: store,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     }
 }
 

@@ -163,6 +163,7 @@ fn run_briefly(dev: ssdlab_core::config::Device, job: &str) -> Result<(), String
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     };
     let t0 = Instant::now();
     let stop = || t0.elapsed() > Duration::from_secs(10);

@@ -65,6 +65,7 @@ fn run_on(dev: Device, job: &str) -> Result<Report, String> {
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false)
         .map(|(r, _)| r)

@@ -53,6 +53,7 @@ fn run_dev(dev: Device, job: &str, pre: Precondition, store: Option<StoreSpec>) 
         data_store: store,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     };
     simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0
 }
@@ -156,6 +157,7 @@ fn jesd219_and_iometer_file_server_run_as_fio_ships_them() {
             data_store: None,
             power_loss_at: None,
             after_recovery: None,
+            later_power_losses: Vec::new(),
         };
         let r = simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap().0;
         let ios = (r.read.ios + r.write.ios) as f64;

@@ -29,6 +29,7 @@ fn run(dev: Device, job: &str, pre: Precondition) -> Report {
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     })
     .unwrap()
 }
@@ -237,6 +238,7 @@ fn workload_bigger_than_device_is_an_error() {
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     })
     .unwrap_err();
     let s = e.to_string();

@@ -330,6 +330,7 @@ fn slc_program_energy_follows_its_array_time() {
             data_store: None,
             power_loss_at: None,
             after_recovery: None,
+            later_power_losses: Vec::new(),
         };
         let (r, _) = ssdlab_core::simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
         let p = r.power.expect("power report");

@@ -30,6 +30,7 @@ fn run(job: &str) -> (ssdlab_core::Report, serde_json::Value) {
         data_store: None,
         power_loss_at: None,
         after_recovery: None,
+        later_power_losses: Vec::new(),
     };
     let (r, jobs) = simulate_with_jobs(&spec, &mut |_| {}, &|| false).unwrap();
     let v = fio_output::to_json(&r, &jobs.unwrap_or_default(), group, 0);

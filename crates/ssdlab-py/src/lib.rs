@@ -609,7 +609,7 @@ enum Stop {
 #[pyfunction]
 #[pyo3(signature = (device, workload, seed = ssdlab_core::DEFAULT_SEED, precondition = "fill",
     sample_interval = None, latency_histogram = false, progress = None, stop = None,
-    data_store = None, power_loss_at = None, after_recovery = None))]
+    data_store = None, power_loss_at = None, after_recovery = None, later_power_losses = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -624,7 +624,22 @@ fn run(
     data_store: Option<&str>,
     power_loss_at: Option<&str>,
     after_recovery: Option<Bound<'_, WorkloadHandle>>,
+    later_power_losses: Option<Vec<(String, Option<Bound<'_, WorkloadHandle>>)>>,
 ) -> PyResult<(String, f64)> {
+    let mut later = Vec::new();
+    for (k, (t, h)) in later_power_losses
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        let at = parse_time(&t)
+            .map_err(|e| PyValueError::new_err(format!("power_loss_at[{}]: {}", k + 1, e.0)))?;
+        let job = h.map(|h| {
+            let h = h.get();
+            (h.wl.clone(), h.name.clone())
+        });
+        later.push((at, job));
+    }
     let after_recovery: Option<(Workload, String)> = after_recovery.map(|h| {
         let h = h.get();
         (h.wl.clone(), h.name.clone())
@@ -680,6 +695,7 @@ fn run(
         spec.data_store = store;
         spec.power_loss_at = power_loss_at;
         spec.after_recovery = after_recovery;
+        spec.later_power_losses = later;
         let stopped: RefCell<Option<Stop>> = RefCell::new(None);
         let stop_cb = || {
             if flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {

@@ -758,6 +758,7 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
             data_store: None,
             power_loss_at: None,
             after_recovery: None,
+            later_power_losses: Vec::new(),
         };
         let r = simulate_quiet(&spec).map_err(|e| format!("{}: {e}", s.name))?;
         for m in &s.metrics {
