@@ -309,6 +309,27 @@ fn small_mapped(scheme: &str, log_blocks: u32) -> Device {
     common::device(&text, &format!("small-{scheme}"))
 }
 
+/// 6,000 random 4 KiB writes at QD16, and random reads of the whole drive.
+fn writes_and_reads() -> (
+    ssdlab_core::workload::Workload,
+    ssdlab_core::workload::Workload,
+) {
+    let w = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=6000\n";
+    let r = "[r]\nrw=randread\nbs=4k\niodepth=16\n";
+    (
+        fio::parse_str(w, "w.fio").unwrap(),
+        fio::parse_str(r, "r.fio").unwrap(),
+    )
+}
+
+/// Logical units that hold data (mapped) on the first drive.
+fn mapped_units(s: &System) -> u64 {
+    let f = &s.drives[0].ftl;
+    (0..f.logical_units() as u32)
+        .filter(|&l| f.lookup(ssdlab_core::units::Lpn(l)) != ssdlab_core::ftl::Mapping::Unmapped)
+        .count() as u64
+}
+
 /// Erases so far, over the whole drive.
 fn erases(s: &System) -> u64 {
     let f = &s.drives[0].ftl;
@@ -359,12 +380,7 @@ fn block_and_hybrid_mapping_run_on_after_a_power_loss_mid_merge() {
     // kept reads from flash; then random writes: merges go on from the
     // rebuilt map, the tables stay consistent, and the two-part run is
     // bit-identical twice.
-    let w = fio::parse_str(
-        "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=6000\n",
-        "w.fio",
-    )
-    .unwrap();
-    let reads = fio::parse_str("[r]\nrw=randread\nbs=4k\niodepth=16\n", "r.fio").unwrap();
+    let (w, reads) = writes_and_reads();
     for (scheme, logs) in [("block", 0), ("bast", 2), ("fast", 3)] {
         let dev = small_mapped(scheme, logs);
         let mut s = System::new(dev.clone(), &w, "w.fio", 5, Precondition::Fill).unwrap();
@@ -376,12 +392,7 @@ fn block_and_hybrid_mapping_run_on_after_a_power_loss_mid_merge() {
             .clone();
         assert!(rec.units_lost > 0, "{scheme}: {rec:?}");
         let units = s.drives[0].logical_units();
-        let mapped = (0..units as u32)
-            .filter(|&l| {
-                s.drives[0].ftl.lookup(ssdlab_core::units::Lpn(l))
-                    != ssdlab_core::ftl::Mapping::Unmapped
-            })
-            .count() as u64;
+        let mapped = mapped_units(&s);
         assert_eq!(
             mapped,
             units - rec.units_unmapped - rec.relocated_units_lost,
@@ -470,12 +481,7 @@ fn a_recovered_drive_can_lose_its_power_again() {
     // with a second power loss, and a third run: each recovery keeps the
     // tables consistent, and every unit the second recovery kept is read
     // from flash in the third run. Page mapping and BAST.
-    let w = fio::parse_str(
-        "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=6000\n",
-        "w.fio",
-    )
-    .unwrap();
-    let reads = fio::parse_str("[r]\nrw=randread\nbs=4k\niodepth=16\n", "r.fio").unwrap();
+    let (w, reads) = writes_and_reads();
     for dev in [small_16k(""), small_mapped("bast", 2)] {
         let mut s = System::new(dev.clone(), &w, "w.fio", 9, Precondition::Fill).unwrap();
         s.power_loss_at(Time::from_secs_f64(0.03)).unwrap();
@@ -490,12 +496,7 @@ fn a_recovered_drive_can_lose_its_power_again() {
         assert!(second.units_lost > 0, "{second:?}");
         q.drives[0].ftl.check_invariants().unwrap();
         let units = q.drives[0].logical_units();
-        let mapped = (0..units as u32)
-            .filter(|&l| {
-                q.drives[0].ftl.lookup(ssdlab_core::units::Lpn(l))
-                    != ssdlab_core::ftl::Mapping::Unmapped
-            })
-            .count() as u64;
+        let mapped = mapped_units(&q);
         let mut r = q
             .after_recovery(SystemConfig::single(dev.clone()), &reads, "r.fio")
             .unwrap();
