@@ -7,7 +7,6 @@ mod common;
 use ssdlab_core::config::{Device, DeviceFile};
 use ssdlab_core::device::hybrid::MergeReport;
 use ssdlab_core::report::Report;
-use ssdlab_core::units::Time;
 use ssdlab_core::workload::fio;
 use ssdlab_core::{Precondition, System};
 
@@ -209,18 +208,35 @@ fn bad_mapping_settings_are_refused_by_key() {
 }
 
 #[test]
-fn runs_hybrid_mapping_cannot_have_are_refused() {
-    let w = fio::parse_str("[w]\nrw=randwrite\nbs=4k\nnumber_ios=100\n", "w.fio").unwrap();
-    let dev = small("mapping = \"bast\"\nlog_blocks = 2", false);
-    let e = System::new(dev.clone(), &w, "w.fio", 1, Precondition::Steady)
-        .err()
-        .expect("steady refused")
-        .to_string();
-    assert!(
-        e.contains("precondition steady") && e.contains("bast"),
-        "{e}"
-    );
-    // A power loss is modelled (tests/power_loss.rs).
-    let mut s = System::new(dev, &w, "w.fio", 1, Precondition::Fill).unwrap();
-    assert!(s.power_loss_at(Time::from_secs_f64(0.001)).is_ok());
+fn the_steady_state_is_where_random_writes_merge_from_the_first_write() {
+    // FAST on a filled drive: its random logs (2 blocks of 64 slots on each
+    // of 4 units) absorb the first 300 random writes without a merge. After
+    // `steady` they are already full: merges from the first writes, at
+    // about the WAF the preconditioner's last window settled at. Block and
+    // BAST too; the preconditioned state is the same twice.
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=4\nnumber_ios=300\n";
+    let fast = small("mapping = \"fast\"\nlog_blocks = 3", false);
+    let fill = run(fast.clone(), job, Precondition::Fill);
+    assert_eq!(merges(&fill).full, 0, "{:?}", fill.merges);
+    for (extra, scheme) in [
+        ("mapping = \"fast\"\nlog_blocks = 3", "fast"),
+        ("mapping = \"bast\"\nlog_blocks = 2", "bast"),
+        ("mapping = \"block\"", "block"),
+    ] {
+        let dev = small(extra, false);
+        let steady = run(dev.clone(), job, Precondition::Steady);
+        assert!(merges(&steady).full > 0, "{scheme}: {:?}", steady.merges);
+        let pre = &steady.precondition;
+        // The preconditioner's groups are single units; the run's buffer
+        // gathers writes to one logical block (a small drive has 192 of
+        // them) into one group, so its WAF is lower, never higher.
+        assert!(
+            steady.waf <= pre.waf * 1.05 && steady.waf >= pre.waf * 0.5,
+            "{scheme}: run WAF {} vs the preconditioner's {}",
+            steady.waf,
+            pre.waf
+        );
+        let again = run(dev, job, Precondition::Steady);
+        assert_eq!(again.waf, steady.waf, "{scheme}");
+    }
 }

@@ -402,12 +402,6 @@ impl Drive {
                 info.1 = 1.0;
                 info.2 = ftl.stats.waf();
             }
-            Precondition::Steady | Precondition::SteadyExact if ftl.is_hybrid() => {
-                return Err(SimError::Device(format!(
-                    "precondition steady is not available with {} mapping (ftl.mapping): its random overwrites would each merge a block in the functional preconditioner; use --precondition fill and reach the steady state in the run",
-                    dev.ftl.mapping.name()
-                )));
-            }
             Precondition::Steady => {
                 let (dw, waf, how) = ftl.precondition_steady_scaled(seed, 6.0);
                 info.1 = dw;

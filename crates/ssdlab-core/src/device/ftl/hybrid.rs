@@ -40,6 +40,7 @@
 //! previous group's steps finished, so no plan sees another's half-done work.
 
 mod rebuild;
+mod steady;
 
 use super::map::SeqFill;
 use super::{BlockState, Ftl, IN_BUFFER};

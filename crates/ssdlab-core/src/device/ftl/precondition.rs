@@ -279,9 +279,14 @@ impl Ftl {
     /// Precondition to steady state: fill, then uniformly random overwrites
     /// until the windowed WAF changes by under 1% across two consecutive
     /// windows of capacity/16 writes (at least one full drive write, at most
-    /// `max_drive_writes`). Returns (drive writes done, final window WAF).
+    /// `max_drive_writes`). Block and hybrid mapping: their own windows
+    /// and bound (`hybrid/steady.rs`). Returns (drive writes done, final
+    /// window WAF).
     pub fn precondition_steady(&mut self, seed: u64, max_drive_writes: f64) -> (f64, f64) {
         self.fill_sequential();
+        if self.hybrid.is_some() {
+            return self.hybrid_steady_after_fill(seed, max_drive_writes);
+        }
         self.precondition_steady_after_fill(seed, max_drive_writes)
     }
 
