@@ -100,6 +100,15 @@ fn the_drive_runs_on_at_steady_state_consistent_and_deterministic() {
     spec.precondition = Precondition::Steady;
     spec.power_loss_at = Some(Time::from_secs_f64(0.0123));
     spec.after_recovery = Some((w, "w.fio".into()));
+    let a = run_twice_identical(&spec);
+    let after = a.after_recovery.as_ref().unwrap();
+    assert_eq!(after.write.ios, units);
+    assert!(after.waf > 1.0, "GC after recovery: WAF {}", after.waf);
+}
+
+/// `spec` (with a run after recovery) twice: the reports must be identical
+/// (wall time aside); returns one.
+fn run_twice_identical(spec: &RunSpec) -> Report {
     let strip = |mut r: Report| {
         r.wall_time_s = 0.0;
         r.sim_ios_per_wall_s = 0.0;
@@ -108,12 +117,10 @@ fn the_drive_runs_on_at_steady_state_consistent_and_deterministic() {
         a.sim_ios_per_wall_s = 0.0;
         r
     };
-    let a = strip(simulate_quiet(&spec).unwrap());
-    let b = strip(simulate_quiet(&spec).unwrap());
-    assert_eq!(a, b);
-    let after = a.after_recovery.as_ref().unwrap();
-    assert_eq!(after.write.ios, units);
-    assert!(after.waf > 1.0, "GC after recovery: WAF {}", after.waf);
+    let a = strip(simulate_quiet(spec).unwrap());
+    let b = strip(simulate_quiet(spec).unwrap());
+    assert_eq!(a, b, "{}", spec.device.name);
+    a
 }
 
 fn refused(spec: &RunSpec) -> String {
@@ -250,53 +257,61 @@ fn fio_verify_after_recovery_finds_every_flushed_write() {
     // Phase one writes 64 units with verify headers and flushes them, then
     // writes elsewhere without flushing until the power fails; after
     // recovery the same job with verify_only reads them back and checks.
+    let [(lost, v), (lost2, v2)] =
+        verify_after_power_loss(small_16k(""), Precondition::Fresh, "256k", 0.05);
+    assert!(lost > 0, "B lost some writes");
+    assert_eq!((v.blocks, v.failures), (64, 0), "{v:?}");
+    // Without the flush, verify finds what was lost.
+    assert!(lost2 > 0 && v2.failures > 0, "lost {lost2}, {v2:?}");
+}
+
+/// Phase A writes 64 units with crc32c verify headers and flushes them;
+/// phase B writes `b_size` at 1 MiB at random, 500 times over, until the
+/// power fails at `at` s; after recovery A's job with `verify_only` checks
+/// them (a memory data store). Returns (units lost, verify report) for that
+/// run, and for the same without A's flush, the power failing at 0.3 ms.
+fn verify_after_power_loss(
+    dev: Device,
+    pre: Precondition,
+    b_size: &str,
+    at: f64,
+) -> [(u64, ssdlab_core::host::verify::VerifyReport); 2] {
     let a =
         "[a]\nrw=randwrite\nbs=4k\niodepth=4\nsize=256k\nverify=crc32c\ndo_verify=0\nend_fsync=1\n";
-    let b = "[b]\nstonewall\nrw=randwrite\nbs=4k\niodepth=4\noffset=1m\nsize=256k\nloops=500\n";
+    let b = format!(
+        "[b]\nstonewall\nrw=randwrite\nbs=4k\niodepth=4\noffset=1m\nsize={b_size}\nloops=500\n"
+    );
     let then = a.replace("do_verify=0\n", "verify_only=1\n");
     let mut spec = RunSpec::new(
-        small_16k(""),
+        dev,
         fio::parse_str(&format!("{a}{b}"), "first.fio").unwrap(),
         "first.fio",
     );
-    spec.precondition = Precondition::Fresh;
+    spec.precondition = pre;
     spec.data_store = Some(StoreSpec::Memory);
-    spec.power_loss_at = Some(Time::from_secs_f64(0.05));
     spec.after_recovery = Some((
         fio::parse_str(&then, "then.fio").unwrap(),
         "then.fio".into(),
     ));
-    let r = simulate_quiet(&spec).unwrap();
-    assert!(
-        r.recovery.as_ref().unwrap().units_lost > 0,
-        "B lost some writes"
-    );
-    let v = r
-        .after_recovery
-        .as_ref()
-        .unwrap()
-        .verify
-        .as_ref()
-        .expect("verified");
-    assert_eq!((v.blocks, v.failures), (64, 0), "{v:?}");
-    // Without the flush, verify finds what was lost.
-    let mut spec2 = spec.clone();
-    spec2.workload = fio::parse_str(
-        &format!("{}{b}", a.replace("end_fsync=1\n", "")),
-        "first.fio",
-    )
-    .unwrap();
-    spec2.power_loss_at = Some(Time::from_secs_f64(0.0003));
-    let r = simulate_quiet(&spec2).unwrap();
-    let lost = r.recovery.as_ref().unwrap().units_lost;
-    let v = r
-        .after_recovery
-        .as_ref()
-        .unwrap()
-        .verify
-        .as_ref()
-        .expect("verified");
-    assert!(lost > 0 && v.failures > 0, "lost {lost}, {v:?}");
+    let mut out = Vec::new();
+    for (first, loss) in [
+        (format!("{a}{b}"), at),
+        (format!("{}{b}", a.replace("end_fsync=1\n", "")), 0.0003),
+    ] {
+        spec.workload = fio::parse_str(&first, "first.fio").unwrap();
+        spec.power_loss_at = Some(Time::from_secs_f64(loss));
+        let r = simulate_quiet(&spec).unwrap();
+        let lost = r.recovery.as_ref().expect("a recovery section").units_lost;
+        let v = r
+            .after_recovery
+            .as_ref()
+            .unwrap()
+            .verify
+            .clone()
+            .expect("verified");
+        out.push((lost, v));
+    }
+    [out[0].clone(), out[1].clone()]
 }
 
 /// [`common::SMALL_SLC`] (4 KiB pages: one mapping unit a page) with block
@@ -411,17 +426,7 @@ fn block_and_hybrid_mapping_run_on_after_a_power_loss_mid_merge() {
         spec.precondition = Precondition::Fill;
         spec.power_loss_at = Some(Time::from_secs_f64(0.05));
         spec.after_recovery = Some((w.clone(), "w.fio".into()));
-        let strip = |mut r: Report| {
-            r.wall_time_s = 0.0;
-            r.sim_ios_per_wall_s = 0.0;
-            let a = r.after_recovery.as_mut().unwrap();
-            a.wall_time_s = 0.0;
-            a.sim_ios_per_wall_s = 0.0;
-            r
-        };
-        let a = strip(simulate_quiet(&spec).unwrap());
-        let b = strip(simulate_quiet(&spec).unwrap());
-        assert_eq!(a, b, "{scheme}");
+        let a = run_twice_identical(&spec);
         let after = a.after_recovery.as_ref().unwrap();
         assert_eq!(after.write.ios, 6000, "{scheme}");
         assert!(
@@ -439,39 +444,15 @@ fn block_and_hybrid_mapping_keep_the_data_store_through_a_power_loss() {
     // headers, then random writes elsewhere (merges under way) until the
     // power fails; after recovery (the block map rebuilt) verify_only finds
     // every flushed unit. Without the flush, it finds what was lost.
-    let a =
-        "[a]\nrw=randwrite\nbs=4k\niodepth=4\nsize=256k\nverify=crc32c\ndo_verify=0\nend_fsync=1\n";
-    let b = "[b]\nstonewall\nrw=randwrite\nbs=4k\niodepth=4\noffset=1m\nsize=1m\nloops=500\n";
-    let then = a.replace("do_verify=0\n", "verify_only=1\n");
     for (scheme, logs) in [("block", 0), ("bast", 2), ("fast", 3)] {
-        let mut spec = RunSpec::new(
-            small_mapped(scheme, logs),
-            fio::parse_str(&format!("{a}{b}"), "first.fio").unwrap(),
-            "first.fio",
-        );
-        spec.precondition = Precondition::Fill;
-        spec.data_store = Some(StoreSpec::Memory);
-        spec.power_loss_at = Some(Time::from_secs_f64(0.2));
-        spec.after_recovery = Some((
-            fio::parse_str(&then, "then.fio").unwrap(),
-            "then.fio".into(),
-        ));
-        let r = simulate_quiet(&spec).unwrap();
-        let rec = r.recovery.as_ref().unwrap();
-        assert!(rec.units_lost > 0, "{scheme}: B lost some writes: {rec:?}");
-        let v = r.after_recovery.as_ref().unwrap().verify.clone().unwrap();
+        let dev = small_mapped(scheme, logs);
+        let [(lost, v), (lost2, v2)] = verify_after_power_loss(dev, Precondition::Fill, "1m", 0.2);
+        assert!(lost > 0, "{scheme}: B lost some writes");
         assert_eq!((v.blocks, v.failures), (64, 0), "{scheme}: {v:?}");
-        // Without the flush (the power fails while A is still in DRAM).
-        spec.workload = fio::parse_str(
-            &format!("{}{b}", a.replace("end_fsync=1\n", "")),
-            "first.fio",
-        )
-        .unwrap();
-        spec.power_loss_at = Some(Time::from_secs_f64(0.0003));
-        let r = simulate_quiet(&spec).unwrap();
-        let lost = r.recovery.as_ref().unwrap().units_lost;
-        let v = r.after_recovery.as_ref().unwrap().verify.clone().unwrap();
-        assert!(lost > 0 && v.failures > 0, "{scheme}: lost {lost}, {v:?}");
+        assert!(
+            lost2 > 0 && v2.failures > 0,
+            "{scheme}: lost {lost2}, {v2:?}"
+        );
     }
 }
 
