@@ -613,6 +613,20 @@ def test_hybrid_mapping_reports_its_merges(small):
         ssdlab.run(small.with_(ftl__mapping="bast"), job)
 
 
+def test_a_write_buffer_of_whole_blocks_from_python(small):
+    # Random rewrites of 2 MiB at 200 writes/s, written back at the end:
+    # the buffer of whole logical blocks coalesces them (fewer merges).
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, size="2m", io_size="4000k",
+              norandommap=1, rate_iops=200, end_fsync=1)
+    block = small.with_(ftl__mapping="block", cache__write_buffer="1MiB")
+    units = ssdlab.run(block, job, sample_interval=None)
+    blocks = ssdlab.run(block.with_(cache__write_buffer_unit="block"), job, sample_interval=None)
+    assert blocks.write.ios == units.write.ios == 1000
+    assert 2 * blocks.merges.full <= units.merges.full
+    with pytest.raises(ssdlab.ConfigError, match="write_buffer_unit"):
+        ssdlab.run(small.with_(cache__write_buffer_unit="block"), job)
+
+
 def test_validity_log_is_reported(small):
     job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
     r = ssdlab.run(small.with_(ftl__validity_log="4KiB"), job, precondition="steady", sample_interval=None)

@@ -64,7 +64,7 @@ impl std::error::Error for ConfigError {}
 // re-exported here, so `crate::config::NandConfig` and the like keep working.
 
 pub use crate::device::backend::config::{Backend, BackendFile};
-pub use crate::device::cache::config::{CacheConfig, CacheFile, CachePolicy, DramFile};
+pub use crate::device::cache::config::{BufferUnit, CacheConfig, CacheFile, CachePolicy, DramFile};
 pub use crate::device::firmware::config::{FirmwareConfig, FirmwareFile};
 pub use crate::device::flash::config::{ExecutionModel, FlashConfig, FlashFile, OpKind};
 pub use crate::device::ftl::config::{
@@ -463,6 +463,12 @@ impl DeviceFile {
                     );
                 }
             }
+        }
+        if cache.write_buffer_unit == BufferUnit::Block && ftl.mapping == MappingScheme::Page {
+            c.push(
+                "cache.write_buffer_unit",
+                "\"block\" gathers the logical blocks of block or hybrid mapping: set ftl.mapping = \"block\", \"bast\" or \"fast\", or use \"unit\"",
+            );
         }
         let flash = self.flash.resolve(&mut c);
         let controller = self

@@ -111,6 +111,57 @@ fn random_writes_order_the_schemes_page_fast_bast_block() {
 }
 
 #[test]
+fn a_write_buffer_of_whole_blocks_gathers_writes_to_few_blocks() {
+    // Random 4 KiB rewrites of 8 logical blocks (2 MiB) through a 1 MiB
+    // buffer at 200 writes/s (a drive not saturated), written back at the
+    // end: a buffer of mapping units sends each logical block's dirty
+    // units as soon as a program unit's worth is dirty, so most go alone
+    // and each costs a merge; a buffer of whole blocks holds a block until
+    // it is the least recently written (seed 001's block-mapped D-log), so
+    // its rewrites coalesce.
+    let job = "[w]\nrw=randwrite\nbs=4k\nsize=2m\nio_size=4000k\nnorandommap=1\niodepth=8\nrate_iops=200\nend_fsync=1\n";
+    for scheme in ["mapping = \"block\"", "mapping = \"bast\"\nlog_blocks = 2"] {
+        let with = |unit: &str| {
+            let text = common::SMALL_SLC
+                .replace(
+                    "write_buffer = \"256KiB\"",
+                    &format!("write_buffer = \"1MiB\"\nwrite_buffer_unit = \"{unit}\""),
+                )
+                .replace(
+                    "gc_hard_threshold = 2\n",
+                    &format!("gc_hard_threshold = 2\n{scheme}\n"),
+                );
+            run(
+                common::device(&text, "small-gather"),
+                job,
+                Precondition::Fill,
+            )
+        };
+        let (units, blocks) = (with("unit"), with("block"));
+        let (mu, mb) = (merges(&units), merges(&blocks));
+        // Fewer merges and less written; with block mapping, where every
+        // group not in place is a block copy, at most half.
+        let (m_units, m_blocks) = (mu.full + mu.partial, mb.full + mb.partial);
+        let half = if scheme == "mapping = \"block\"" {
+            2
+        } else {
+            1
+        };
+        assert!(
+            half * m_blocks <= m_units
+                && m_blocks < m_units
+                && half as f64 * blocks.waf <= units.waf,
+            "{scheme}: unit buffer {mu:?} WAF {}, block buffer {mb:?} WAF {}",
+            units.waf,
+            blocks.waf
+        );
+        // Every write is on flash at the end (end_fsync waited for it).
+        assert_eq!(blocks.write.ios, 1000, "{scheme}");
+        assert!(blocks.waf > 0.0, "{scheme}");
+    }
+}
+
+#[test]
 fn sequential_rewrites_switch_logs_in_without_copies() {
     // A filled drive rewritten in order twice: every log fills in place
     // order and is switched in (one erase each), nothing copied.
@@ -181,6 +232,22 @@ fn bad_mapping_settings_are_refused_by_key() {
         e.contains("ftl.log_blocks") && e.contains("no log blocks"),
         "{e}"
     );
+    let e = refused(&common::SMALL_SLC.replace(
+        "write_buffer = \"256KiB\"",
+        "write_buffer = \"256KiB\"\nwrite_buffer_unit = \"block\"",
+    ));
+    assert!(
+        e.contains("cache.write_buffer_unit") && e.contains("ftl.mapping = \"block\""),
+        "{e}"
+    );
+    let e = refused(&with("mapping = \"block\"").replace(
+        "write_buffer = \"256KiB\"",
+        "write_buffer = \"256KiB\"\nwrite_buffer_unit = \"page\"",
+    ));
+    assert!(
+        e.contains("cache.write_buffer_unit") && e.contains("expected \"unit\" or \"block\""),
+        "{e}"
+    );
     let e = refused(&with("mapping = \"hash\""));
     assert!(
         e.contains("ftl.mapping") && e.contains("page, block, bast or fast"),
@@ -238,5 +305,18 @@ fn the_steady_state_is_where_random_writes_merge_from_the_first_write() {
         );
         let again = run(dev, job, Precondition::Steady);
         assert_eq!(again.waf, steady.waf, "{scheme}");
+    }
+}
+
+#[test]
+fn seed001s_experiment_through_block_and_hybrid_mapping_holds_in_validate() {
+    let checks = ssdlab_core::validate::run_all(
+        Some(ssdlab_core::validate::seed001_mappings::SEED001_MAPPINGS),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(checks.len(), 11);
+    for c in &checks {
+        assert!(c.pass, "{c:?}");
     }
 }

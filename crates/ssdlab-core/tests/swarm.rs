@@ -99,6 +99,13 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
         "fast" => hy.gen_range(2..=6),
         _ => 0,
     };
+    // A write buffer of whole logical blocks (a stream of its own): half
+    // the block and hybrid cases.
+    let mut gb = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x6761_7468);
+    let buffer_unit = match (scheme, gb.gen_range(0..2)) {
+        ("page", _) | (_, 0) => "unit",
+        _ => "block",
+    };
     // The L-log (a stream of its own): a third of the page-mapped cases.
     let mut vl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x766c_6f67);
     let mut validity = ["none", "none", "none", "none", "4KiB", "8KiB"][vl.gen_range(0..6)];
@@ -148,6 +155,7 @@ lanes = 4
 [cache]
 write_buffer = "{wbuf}"
 power_loss_protection = {plp}
+write_buffer_unit = "{buffer_unit}"
 {capacitors}[ftl]
 over_provisioning = "{op}%"
 gc_policy = "{policy}"
@@ -183,7 +191,7 @@ grown_bad_rate = "{grown}%"
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}, capacitors {caps}), mapping cache {mapping} ({unit} units, directory {directory}), checkpoints {checkpoint} / {log_size} of log, {scheme} mapping ({log_blocks} log blocks), validity log {validity}"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}, capacitors {caps}), mapping cache {mapping} ({unit} units, directory {directory}), checkpoints {checkpoint} / {log_size} of log, {scheme} mapping ({log_blocks} log blocks, buffer of {buffer_unit}s), validity log {validity}"
     );
     (text, summary)
 }

@@ -534,6 +534,25 @@ impl DataCache {
         gc
     }
 
+    /// Take `lpn` for program `prog` if its host data is dirty (block and
+    /// hybrid mapping gathering a logical block). Returns whether it was.
+    pub fn take_host_if_dirty(&mut self, lpn: u32, prog: u32, out: &mut Vec<u32>) -> bool {
+        match self.index.get(&lpn).copied() {
+            Some(i) if self.entries[i as usize].state == State::DirtyHost => {
+                self.take_host_entry(i, prog, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Write-buffer slots free for new host data once every program
+    /// under way has finished.
+    pub fn room_after_programs(&self) -> u64 {
+        self.wb_capacity
+            .saturating_sub(self.dirty_host() as u64 + self.reserved)
+    }
+
     /// Move dirty host entry `i` into program `prog` (its LPN to `out`).
     fn take_host_entry(&mut self, i: u32, prog: u32, out: &mut Vec<u32>) {
         self.unlink(i, L_HOST);

@@ -133,6 +133,11 @@ impl Drive {
                 self.start_write_dma(now, cmd, eq, fabric);
             } else {
                 self.wait_buffer.push_back(cmd);
+                if self.gather.is_some() {
+                    // A buffer of whole blocks evicts on demand: this
+                    // write's need may start one.
+                    self.try_flush(now, eq);
+                }
             }
             return;
         }
@@ -435,6 +440,9 @@ impl Drive {
         for l in c.lpn..c.lpn + c.nlpn {
             self.ftl.write_to_buffer(Lpn(l));
             self.cache.insert_host(l);
+        }
+        if self.gather.is_some() {
+            self.block_buffer_touch(c.lpn..c.lpn + c.nlpn);
         }
         self.try_flush(now, eq);
         if !self.wait_buffer.is_empty() {

@@ -9,6 +9,7 @@
 //! the foreground-merge latency that sets hybrid FTLs apart.
 
 use super::{Drive, TAG_HYB, TAG_SHIFT};
+use crate::config::BufferUnit;
 use crate::config::OpKind;
 use crate::device::flash::Txn;
 use crate::device::ftl::{HybridStep, MergePlan};
@@ -16,10 +17,14 @@ use crate::engine::EventQueue;
 use crate::events::Event;
 use crate::fabric::Fabric;
 use crate::units::{Lpn, Ppa, Time};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Dirty host entries (oldest first) searched for a group.
 const GROUP_WINDOW: usize = 256;
+
+/// A write buffer of whole logical blocks keeps 1/`LOW_WATER` of its
+/// size free for arriving writes.
+const LOW_WATER: u64 = 8;
 
 /// Where a unit's current step is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,13 +68,83 @@ impl HybridUnit {
     }
 }
 
+/// A write buffer whose unit is a logical block (`cache.write_buffer_unit
+/// = "block"`; seed 001: block mapping "expressed by the D-log's buffer
+/// unit"): the logical blocks with buffered host data in order of their
+/// latest write, each with the units written to it since it last left.
+/// The buffer's entries stay in [`crate::device::cache::DataCache`]; this
+/// only orders whole blocks for eviction.
+#[derive(Debug, Default)]
+pub(crate) struct BlockBuffer {
+    seq: u64,
+    /// (unit, logical block) -> (sequence of its latest write, units written).
+    blocks: HashMap<(u32, u32), (u64, Vec<u32>)>,
+    /// Latest-write sequence -> (unit, logical block): least recent first.
+    order: BTreeMap<u64, (u32, u32)>,
+}
+
+impl BlockBuffer {
+    /// Host data for `lpn` of logical block `key` entered the buffer.
+    fn touch(&mut self, key: (u32, u32), lpn: u32) {
+        self.seq += 1;
+        let seq = self.seq;
+        let e = self.blocks.entry(key).or_insert((0, Vec::new()));
+        if e.0 != 0 {
+            self.order.remove(&e.0);
+        }
+        e.0 = seq;
+        if e.1.last() != Some(&lpn) {
+            e.1.push(lpn);
+            if e.1.len() >= 4096 && e.1.len().is_power_of_two() {
+                // Rewrites of a block that stays in the buffer: bound the list.
+                e.1.sort_unstable();
+                e.1.dedup();
+            }
+        }
+        self.order.insert(seq, key);
+    }
+
+    /// Remove and return the least recently written logical block among
+    /// the first `window` whose unit is `ready`, with the units written to it.
+    fn take_lru(
+        &mut self,
+        window: usize,
+        ready: impl Fn(u32) -> bool,
+    ) -> Option<((u32, u32), Vec<u32>)> {
+        let (&seq, &key) = self.order.iter().take(window).find(|(_, k)| ready(k.0))?;
+        self.order.remove(&seq);
+        let (_, lpns) = self.blocks.remove(&key)?;
+        Some((key, lpns))
+    }
+}
+
 impl Drive {
+    /// The write buffer gathers whole logical blocks (`cache.write_buffer_unit
+    /// = "block"`).
+    pub(super) fn block_buffer(dev: &crate::config::Device, hybrid: bool) -> Option<BlockBuffer> {
+        (hybrid && dev.cache.write_buffer_unit == BufferUnit::Block).then(BlockBuffer::default)
+    }
+
+    /// Host data for `lpns` entered the write buffer: their logical blocks
+    /// become the most recently written.
+    pub(super) fn block_buffer_touch(&mut self, lpns: std::ops::Range<u32>) {
+        if let Some(b) = &mut self.gather {
+            for l in lpns {
+                let (unit, lbn, _) = self.ftl.hybrid_locate(l);
+                b.touch((unit, lbn), l);
+            }
+        }
+    }
+
     /// Block or hybrid mapping's flush: start a group on every idle unit
     /// with buffered data for it (oldest first), while a program unit's
     /// worth of host data is dirty or a flush waits for it.
     #[cold]
     #[inline(never)]
     pub(super) fn hybrid_flush(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        if self.gather.is_some() {
+            return self.hybrid_flush_blocks(now, eq);
+        }
         let spp = self.geo.slots_per_program;
         let spb = self.geo.slots_per_block as usize;
         loop {
@@ -88,15 +163,7 @@ impl Drive {
             ) else {
                 return;
             };
-            let pid = match self.free_progs.pop() {
-                Some(p) => p,
-                None => {
-                    self.progs.push((Vec::new(), 0));
-                    (self.progs.len() - 1) as u32
-                }
-            };
-            let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
-            lpns.clear();
+            let (pid, mut lpns) = self.hybrid_group_id();
             let ftl = &self.ftl;
             self.cache.take_host_matching(
                 spb,
@@ -106,38 +173,112 @@ impl Drive {
                 |l| ftl.hybrid_group_key(l),
                 &mut lpns,
             );
-            for &l in &lpns {
-                self.ftl.prefetch(Lpn(l));
+            self.hybrid_start_group(now, key.0, pid, lpns, eq);
+        }
+    }
+
+    /// A program id for a new group, and its (empty) LPN list.
+    fn hybrid_group_id(&mut self) -> (u32, Vec<u32>) {
+        let pid = match self.free_progs.pop() {
+            Some(p) => p,
+            None => {
+                self.progs.push((Vec::new(), 0));
+                (self.progs.len() - 1) as u32
             }
-            self.fw.background(1, now);
-            let out = lpns.len() as u64 * self.unit_bytes;
-            self.act.dram_bytes += out;
-            self.dram
-                .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
-            let unit = key.0;
-            let mut steps = Vec::new();
-            let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
-            if self.versions.is_some() {
-                // What each planned program will carry, for the store.
-                for (slot, l) in self.ftl.take_planned() {
-                    self.store_program_issued(Ppa(slot), &[l]);
-                }
+        };
+        let (mut lpns, _) = std::mem::take(&mut self.progs[pid as usize]);
+        lpns.clear();
+        (pid, lpns)
+    }
+
+    /// The flush of a write buffer that gathers whole logical blocks:
+    /// while the buffer would have less room than the next write needs (a
+    /// program unit, or the first waiting write) or than 1/[`LOW_WATER`]
+    /// of its size once its programs are done, or a flush waits for
+    /// buffered data, the least recently written logical block on an idle
+    /// unit leaves whole, its units in place order. (The low-water mark
+    /// keeps every die busy: evicting only on demand would run one
+    /// eviction at a time.)
+    fn hybrid_flush_blocks(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        let spp = self.geo.slots_per_program as u64;
+        loop {
+            let force = self
+                .flushes
+                .front()
+                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            let need = self
+                .wait_buffer
+                .front()
+                .map_or(spp, |&c| spp.max(self.cmds[c as usize].nlpn as u64))
+                .max(self.cache.write_buffer_units() / LOW_WATER);
+            if self.cache.dirty_host() == 0 || !(force || self.cache.room_after_programs() < need) {
+                return;
             }
-            if (!placed || self.ftl.worn_out().is_some()) && !self.worn_out_raised {
-                // Too few good blocks left (a retirement), or none erased
-                // for this group: the run ends with the reason.
-                self.worn_out_raised = true;
-                eq.at(now, Event::WornOut { d: self.index });
+            let hyb = &self.hyb;
+            let Some(buf) = self.gather.as_mut() else {
+                return;
+            };
+            let Some(((unit, _), mut written)) =
+                buf.take_lru(GROUP_WINDOW, |u| hyb[u as usize].idle())
+            else {
+                return;
+            };
+            written.sort_unstable_by_key(|&l| self.ftl.hybrid_locate(l).2);
+            written.dedup();
+            let (pid, mut lpns) = self.hybrid_group_id();
+            for l in written {
+                self.cache.take_host_if_dirty(l, pid, &mut lpns);
             }
-            self.progs[pid as usize] = (lpns, 0);
-            let hu = &mut self.hyb[unit as usize];
-            hu.steps.extend(steps);
-            hu.pid = Some(pid);
-            if !self.hybrid_advance(now, unit, eq) {
-                // Nothing to program (cannot happen: the group's data was
-                // dirty): release it at once.
-                self.hybrid_release(unit);
+            if lpns.is_empty() {
+                // Trimmed, or already written by a flush: nothing left.
+                self.progs[pid as usize] = (lpns, 0);
+                self.free_progs.push(pid);
+                continue;
             }
+            self.hybrid_start_group(now, unit, pid, lpns, eq);
+        }
+    }
+
+    /// Map group `lpns` (program id `pid`) on `unit`, plan its merges and
+    /// start its first step.
+    fn hybrid_start_group(
+        &mut self,
+        now: Time,
+        unit: u32,
+        pid: u32,
+        lpns: Vec<u32>,
+        eq: &mut EventQueue<Event>,
+    ) {
+        for &l in &lpns {
+            self.ftl.prefetch(Lpn(l));
+        }
+        self.fw.background(1, now);
+        let out = lpns.len() as u64 * self.unit_bytes;
+        self.act.dram_bytes += out;
+        self.dram
+            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        let mut steps = Vec::new();
+        let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
+        if self.versions.is_some() {
+            // What each planned program will carry, for the store.
+            for (slot, l) in self.ftl.take_planned() {
+                self.store_program_issued(Ppa(slot), &[l]);
+            }
+        }
+        if (!placed || self.ftl.worn_out().is_some()) && !self.worn_out_raised {
+            // Too few good blocks left (a retirement), or none erased
+            // for this group: the run ends with the reason.
+            self.worn_out_raised = true;
+            eq.at(now, Event::WornOut { d: self.index });
+        }
+        self.progs[pid as usize] = (lpns, 0);
+        let hu = &mut self.hyb[unit as usize];
+        hu.steps.extend(steps);
+        hu.pid = Some(pid);
+        if !self.hybrid_advance(now, unit, eq) {
+            // Nothing to program (cannot happen: the group's data was
+            // dirty): release it at once.
+            self.hybrid_release(unit);
         }
     }
 

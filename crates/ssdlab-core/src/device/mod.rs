@@ -281,6 +281,8 @@ pub struct Drive {
     /// Block or hybrid mapping: each unit's group in progress (empty with
     /// page mapping).
     hyb: Vec<hybrid::HybridUnit>,
+    /// Block or hybrid mapping with a write buffer of whole logical blocks.
+    gather: Option<hybrid::BlockBuffer>,
     /// L-log (`ftl.validity_log`): the validity pages cached in DRAM.
     lcache: Option<ftl::mapcache::MapCache>,
     /// Validity pages changed since the last look (reused buffer).
@@ -469,6 +471,7 @@ impl Drive {
             ),
             flash: FlashScheduler::new(&dev.nand, &dev.flash),
             gc: (0..geo.units).map(|_| None).collect(),
+            gather: Self::block_buffer(&dev, ftl.is_hybrid()),
             hyb: if ftl.is_hybrid() {
                 (0..geo.units).map(|_| Default::default()).collect()
             } else {

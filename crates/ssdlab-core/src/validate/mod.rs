@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 pub mod desnoyers;
 pub mod dftl;
+pub mod seed001_mappings;
 
 /// One compared figure.
 #[derive(Debug, Clone, Serialize)]
@@ -795,6 +796,10 @@ pub fn run_all(filter: Option<&str>, on_start: &mut dyn FnMut(&str)) -> Result<V
             SEED001_ORDER_MAPPED,
             &[("ftl.mapping_cache", "1MiB")],
         )?;
+    }
+    if filter.is_none_or(|f| seed001_mappings::SEED001_MAPPINGS.contains(f)) {
+        on_start(seed001_mappings::SEED001_MAPPINGS);
+        seed001_mappings::checks(&mut out)?;
     }
     if filter.is_none_or(|f| SEED002_SYSTEM.contains(f)) {
         on_start(SEED002_SYSTEM);

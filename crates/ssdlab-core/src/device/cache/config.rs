@@ -55,6 +55,16 @@ pub struct CacheFile {
     /// enough for any flush.
     #[serde(default)]
     pub capacitor_energy: Option<String>,
+    /// What the write buffer holds and evicts: `"unit"` (mapping units,
+    /// programmed as soon as a program unit's worth is dirty; the default)
+    /// or `"block"` (block or hybrid mapping: whole logical blocks, held
+    /// until the buffer is full, the least recently written leaving first;
+    /// seed 001's block-mapped D-log buffer).
+    #[serde(default = "d_wbuf_unit")]
+    pub write_buffer_unit: String,
+}
+fn d_wbuf_unit() -> String {
+    d_str("unit")
 }
 fn d_wbuf() -> String {
     d_str("16MiB")
@@ -73,7 +83,26 @@ impl Default for CacheFile {
             policy: d_policy(),
             power_loss_protection: false,
             capacitor_energy: None,
+            write_buffer_unit: d_wbuf_unit(),
         }
+    }
+}
+
+/// What the write buffer holds and evicts (`cache.write_buffer_unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferUnit {
+    /// Mapping units, programmed as soon as a program unit's worth is dirty.
+    #[default]
+    Unit,
+    /// Whole logical blocks of block or hybrid mapping, evicted least
+    /// recently written first when the buffer is full (seed 001).
+    Block,
+}
+
+impl BufferUnit {
+    fn is_unit(&self) -> bool {
+        *self == BufferUnit::Unit
     }
 }
 
@@ -101,6 +130,9 @@ pub struct CacheConfig {
     /// Energy the capacitors hold for the power-loss flush (`None`: enough
     /// for any flush).
     pub capacitor_energy: Option<Energy>,
+    /// What the write buffer holds and evicts.
+    #[serde(skip_serializing_if = "BufferUnit::is_unit")]
+    pub write_buffer_unit: BufferUnit,
     /// DRAM bandwidth.
     pub dram_bandwidth: Bandwidth,
     /// DRAM latency.
@@ -141,8 +173,20 @@ impl CacheFile {
                 }
             }
         });
+        let write_buffer_unit = match self.write_buffer_unit.as_str() {
+            "unit" => BufferUnit::Unit,
+            "block" => BufferUnit::Block,
+            o => {
+                c.push(
+                    "cache.write_buffer_unit",
+                    format!("'{o}' is not a write-buffer unit (expected \"unit\" or \"block\")"),
+                );
+                BufferUnit::Unit
+            }
+        };
         CacheConfig {
             capacitor_energy,
+            write_buffer_unit,
             write_buffer: c.bytes("cache.write_buffer", &self.write_buffer),
             read_cache: c.bytes("cache.read_cache", &self.read_cache),
             policy,
