@@ -309,9 +309,9 @@ impl Ftl {
     /// lengths), open blocks are closed and GC victims return to the closed
     /// blocks. `erasing`: blocks whose erase had been issued (an
     /// interrupted erase leaves nothing readable). `unerased`: blocks block
-    /// or hybrid mapping erased in a plan whose erase was never issued (the
-    /// plan counted the erase; on flash the data is still there). What is
-    /// left is the mapping recovery rebuilds.
+    /// or hybrid mapping erased in a plan whose erase was never issued (on
+    /// flash the data is still there; the erase the plan counted is taken
+    /// back). What is left is the mapping recovery rebuilds.
     pub fn power_loss(
         &mut self,
         in_flight: &[(Ppa, u32)],
@@ -319,6 +319,12 @@ impl Ftl {
         unerased: &[u32],
     ) -> PowerLossEffect {
         let mut fx = PowerLossEffect::default();
+        // The plans counted these erases; they never happened, so the
+        // blocks' wear goes back (their data is still on flash).
+        for &b in unerased {
+            let e = &mut self.erase_count[b as usize];
+            *e = e.saturating_sub(1);
+        }
         let entries = self
             .durability
             .as_mut()
@@ -350,7 +356,7 @@ impl Ftl {
                 0
             };
             let intact = e.slot < IN_BUFFER
-                && self.erase_count[b].wrapping_sub(unerased_here) == e.erases
+                && self.erase_count[b] == e.erases
                 && !erasing.contains(&(b as u32))
                 && self.p2l(e.slot) == UNMAPPED
                 && (unerased_here > 0
