@@ -146,6 +146,42 @@ fn readahead_turns_small_sequential_reads_into_larger_drive_reads() {
 }
 
 #[test]
+fn a_read_copies_its_pages_while_the_rest_are_still_being_read() {
+    // One 1 MiB buffered read of written data on a one-die drive (its
+    // pages read one after another), copied at 100 MB/s (10.49 ms for
+    // 1 MiB, slower than the drive). Sent as eight 128 KiB requests, its
+    // pages are copied as each request brings them (Linux's `filemap_read`
+    // copies every batch as soon as it is up to date), so the read ends
+    // about one request's drive time after the copy of the whole MiB could
+    // start; sent as one 1 MiB request (`max_request`), the copy waits for
+    // the whole drive read.
+    let job = "[w]\nrw=write\nbs=128k\nsize=1m\niodepth=1\nend_fsync=1\n\
+        [r]\nstonewall\nrw=read\nbs=1m\nsize=1m\niodepth=1\ndirect=0\n";
+    let copy_all = 1048576.0 / 100e6 * 1e9;
+    let lat = |extra: &str| {
+        let host = format!("copy_bandwidth = \"100MB/s\"\n{extra}");
+        let text = drive_text("256MiB", &host)
+            .replace("channels = 2", "channels = 1")
+            .replace("chips_per_channel = 2", "chips_per_channel = 1");
+        let dev = DeviceFile::from_toml_str(&text, "one-die")
+            .unwrap()
+            .resolve("one-die")
+            .unwrap();
+        let r = run_on(dev, job).unwrap();
+        assert_eq!(r.read.ios, 1);
+        r.read.lat_ns.mean
+    };
+    let (split, whole) = (lat(""), lat("max_request = \"1MiB\""));
+    assert!(split > copy_all && whole > copy_all, "{split} {whole}");
+    // The drive time the read waits for beyond its copy: one 128 KiB
+    // request's (and the page set-up) against the whole MiB's.
+    assert!(
+        (split - copy_all) * 3.0 < whole - copy_all,
+        "split {split} ns, one request {whole} ns, copy {copy_all} ns"
+    );
+}
+
+#[test]
 fn writers_wait_under_dirty_ratio() {
     // With `dirty_throttle = "hard"` (the writer runs free until the limit)
     // a writer faster than the drive fills the cache to the limit and waits

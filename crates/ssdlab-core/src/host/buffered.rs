@@ -41,6 +41,8 @@ pub(crate) struct AppIo {
     pub(crate) c: HostCmd,
     /// Block requests it still waits for.
     pub(crate) pending: u32,
+    /// Of a read: its pages copied to the user buffer so far (in order).
+    pub(crate) copied: u32,
     /// Written pages it still waits to see written back under `dirty_ratio`.
     pub(crate) throttled: bool,
 }
@@ -253,6 +255,7 @@ impl Host {
         let app = b.new_app(AppIo {
             c,
             pending: 0,
+            copied: 0,
             throttled: false,
         });
         let (first, n) = (io.lpn as u64, io.nlpn as u64);
@@ -374,9 +377,7 @@ impl Host {
         for blk in waits {
             self.wait_on(app, blk);
         }
-        if self.buffered.as_ref().expect("buffered").apps[app as usize].pending == 0 {
-            self.copy_out(app, t, eq);
-        }
+        self.copy_ready(app, t, eq);
     }
 
     /// Add pages `first..first + n` to the cache as being read and send the
@@ -408,14 +409,30 @@ impl Host {
         self.submit_block(blk, q, t, eq, submit)
     }
 
-    /// Copy a read's pages to the user buffer, then complete it.
-    fn copy_out(&mut self, app: u32, at: Time, eq: &mut EventQueue<Event>) {
-        let b = self.buffered.as_ref().expect("buffered");
-        let c = b.apps[app as usize].c;
-        let bytes = c.nlpn as u64 * self.unit_bytes;
-        let cpu = self.queues[c.q as usize].cpu;
-        let (_, end) = self.cpus[cpu].reserve(at, self.copy_bw.transfer_time(bytes));
-        eq.at(end, Event::AppDone { app });
+    /// Copy to the user buffer the pages of read `app` that are up to
+    /// date, in order from the first not yet copied, up to the first still
+    /// being read (Linux's `filemap_read` copies each batch of pages as
+    /// soon as it is up to date while the rest of the request is still
+    /// being read); the read ends when its last page is copied.
+    fn copy_ready(&mut self, app: u32, at: Time, eq: &mut EventQueue<Event>) {
+        let b = self.buffered.as_mut().expect("buffered");
+        let ap = b.apps[app as usize];
+        let (d, first, n) = (ap.c.d, ap.c.lpn as u64, ap.c.nlpn as u64);
+        let mut k = ap.copied as u64;
+        while k < n && !matches!(b.cache.state(d, first + k), Some(PageState::Reading(_))) {
+            k += 1;
+        }
+        let new = k - ap.copied as u64;
+        if new == 0 {
+            return;
+        }
+        b.apps[app as usize].copied = k as u32;
+        let cpu = self.queues[ap.c.q as usize].cpu;
+        let copy = self.copy_bw.transfer_time(new * self.unit_bytes);
+        let (_, end) = self.cpus[cpu].reserve(at, copy);
+        if k == n {
+            eq.at(end, Event::AppDone { app });
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -650,12 +667,11 @@ impl Host {
             let b = self.buffered.as_mut().expect("buffered");
             let ap = &mut b.apps[a as usize];
             ap.pending -= 1;
-            if ap.pending == 0 {
-                if ap.c.op == Op::Read {
-                    self.copy_out(a, t, eq);
-                } else {
-                    eq.at(t, Event::AppDone { app: a });
-                }
+            if ap.c.op == Op::Read {
+                // The pages this request brought may let the read copy on.
+                self.copy_ready(a, t, eq);
+            } else if ap.pending == 0 {
+                eq.at(t, Event::AppDone { app: a });
             }
         }
         if k.op == Op::Write {
