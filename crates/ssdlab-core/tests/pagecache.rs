@@ -11,8 +11,12 @@ use ssdlab_core::{simulate_with_jobs, Precondition, Report, RunSpec};
 
 /// A small drive (4 dies) with a host of `memory`.
 fn drive(memory: &str, extra_host: &str) -> Device {
-    let text = drive_text(memory, extra_host);
-    DeviceFile::from_toml_str(&text, "small")
+    resolve(&drive_text(memory, extra_host))
+}
+
+/// The device described by `text`.
+fn resolve(text: &str) -> Device {
+    DeviceFile::from_toml_str(text, "small")
         .unwrap()
         .resolve("small")
         .unwrap()
@@ -163,11 +167,7 @@ fn a_read_copies_its_pages_while_the_rest_are_still_being_read() {
         let text = drive_text("256MiB", &host)
             .replace("channels = 2", "channels = 1")
             .replace("chips_per_channel = 2", "chips_per_channel = 1");
-        let dev = DeviceFile::from_toml_str(&text, "one-die")
-            .unwrap()
-            .resolve("one-die")
-            .unwrap();
-        let r = run_on(dev, job).unwrap();
+        let r = run_on(resolve(&text), job).unwrap();
         assert_eq!(r.read.ios, 1);
         r.read.lat_ns.mean
     };

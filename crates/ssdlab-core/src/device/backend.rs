@@ -60,10 +60,7 @@ impl Drive {
         loop {
             // Re-checked every pass: once the data before the barrier is in
             // programs, newer data is packed into full units again.
-            let force = self
-                .flushes
-                .front()
-                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            let force = self.flush_waits_on_dirty();
             if !((force || self.cache.dirty_host() + self.cache.dirty_gc_total() >= spp)
                 && self.cache.dirty_host() > 0)
             {
@@ -104,6 +101,16 @@ impl Drive {
             *self.ftl.stripe_cursor() = (pos + 1) % n;
             self.program(now, u, true, eq);
         }
+    }
+
+    /// Whether the oldest pending flush waits for host data still dirty in
+    /// the buffer (written before its barrier): partial program units (or
+    /// groups) go out too.
+    #[inline]
+    pub(super) fn flush_waits_on_dirty(&self) -> bool {
+        self.flushes
+            .front()
+            .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier))
     }
 
     /// Allocate one program unit on `u` and issue its program transaction.

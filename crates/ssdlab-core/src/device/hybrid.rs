@@ -148,10 +148,7 @@ impl Drive {
         let spp = self.geo.slots_per_program;
         let spb = self.geo.slots_per_block as usize;
         loop {
-            let force = self
-                .flushes
-                .front()
-                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            let force = self.flush_waits_on_dirty();
             if self.cache.dirty_host() == 0 || !(force || self.cache.dirty_host() >= spp) {
                 return;
             }
@@ -202,10 +199,7 @@ impl Drive {
     fn hybrid_flush_blocks(&mut self, now: Time, eq: &mut EventQueue<Event>) {
         let spp = self.geo.slots_per_program as u64;
         loop {
-            let force = self
-                .flushes
-                .front()
-                .is_some_and(|&(barrier, _)| self.cache.dirty_before(barrier));
+            let force = self.flush_waits_on_dirty();
             let need = self
                 .wait_buffer
                 .front()
