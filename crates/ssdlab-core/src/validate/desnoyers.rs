@@ -83,24 +83,19 @@ pub fn mixed_lru_waf(alpha: f64, classes: &[(f64, f64)]) -> f64 {
 /// log) of 2 × 1,024 blocks × 96 pages (3.2 GB raw; Np = 768 units per
 /// block, B = 1,024), a 1 MiB write buffer, greedy GC, `op` over-provisioning.
 fn device(op: &str) -> Result<crate::config::Device, String> {
-    let name = "pm9a3-960g";
-    let text = crate::config::preset_text(name).ok_or(format!("no preset {name}"))?;
-    let ov: Vec<(String, String)> = [
-        ("nand.channels", "1"),
-        ("nand.chips_per_channel", "1"),
-        ("nand.dies_per_chip", "1"),
-        ("nand.blocks_per_plane", "1024"),
-        ("nand.pages_per_block", "96"),
-        ("cache.write_buffer", "1MiB"),
-        ("ftl.gc_policy", "greedy"),
-        ("ftl.over_provisioning", op),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    crate::overrides::apply_str(&text, name, &ov)
-        .and_then(|f| f.resolve(name))
-        .map_err(|e| e.to_string())
+    super::preset_with(
+        "pm9a3-960g",
+        &[
+            ("nand.channels", "1"),
+            ("nand.chips_per_channel", "1"),
+            ("nand.dies_per_chip", "1"),
+            ("nand.blocks_per_plane", "1024"),
+            ("nand.pages_per_block", "96"),
+            ("cache.write_buffer", "1MiB"),
+            ("ftl.gc_policy", "greedy"),
+            ("ftl.over_provisioning", op),
+        ],
+    )
 }
 
 /// Run `ios` 4 KiB random writes (QD32, no random map, `dist` as fio's

@@ -27,12 +27,7 @@ const SOURCE: &str = "DFTL (Gupta et al., ASPLOS'09): small cache + random = low
      translation traffic; skewed = high hit ratio, near page mapping. References: LRU of C of N pages";
 
 fn run(cache: &str, job: &str) -> Result<Report, String> {
-    let name = "pm9a3-960g";
-    let text = crate::config::preset_text(name).ok_or(format!("no preset {name}"))?;
-    let ov = vec![("ftl.mapping_cache".to_string(), cache.to_string())];
-    let device = crate::overrides::apply_str(&text, name, &ov)
-        .and_then(|f| f.resolve(name))
-        .map_err(|e| e.to_string())?;
+    let device = super::preset_with("pm9a3-960g", &[("ftl.mapping_cache", cache)])?;
     let w = fio::parse_str(job, DFTL).map_err(|e| e.to_string())?;
     let mut spec = RunSpec::new(device, w, DFTL);
     spec.precondition = Precondition::Fill;

@@ -409,29 +409,46 @@ fn seed002_system(out: &mut Vec<Check>) -> Result<(), String> {
 const SEED001_BUFFER: &str = "seed001-buffer-sweep";
 const SEED001_ORDER: &str = "seed001-flash-configs";
 
-/// Seed 001's workloads as job text: random 4 KiB reads at QD8 over the whole
-/// drive with the pattern's own locality (LRU: 70 % re-references at a mean
-/// stack distance of 200 blocks; hot/cold: 20 % of the space takes 80 % of
-/// the new references).
-fn seed001_job(pattern: &str) -> String {
+/// Shipped preset `name` with `overrides` (device-file keys and values),
+/// resolved as `ssdlab run --device NAME --set KEY=VALUE` would.
+pub(crate) fn preset_with(
+    name: &str,
+    overrides: &[(&str, &str)],
+) -> Result<crate::config::Device, String> {
+    let text = crate::config::preset_text(name).ok_or(format!("no preset {name}"))?;
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    crate::overrides::apply_str(&text, name, &ov)
+        .and_then(|f| f.resolve(name))
+        .map_err(|e| e.to_string())
+}
+
+/// The fio options of seed 001's locality `pattern` (LRU: 70 %
+/// re-references at a mean stack distance of 200 blocks; hot/cold: 20 % of
+/// the space takes 80 % of the new references).
+pub(crate) fn seed001_locality(pattern: &str) -> String {
     let lru = if pattern.contains("lru") {
         "ssdlab_lru_reuse=70%\nssdlab_lru_mean=200\n"
     } else {
         ""
     };
-    format!("[{pattern}]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=40000\nssdlab_pattern={pattern}\n{lru}")
+    format!("ssdlab_pattern={pattern}\n{lru}")
+}
+
+/// Seed 001's workloads as job text: random 4 KiB reads at QD8 over the whole
+/// drive with the pattern's own locality.
+fn seed001_job(pattern: &str) -> String {
+    format!(
+        "[{pattern}]\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=40000\n{}",
+        seed001_locality(pattern)
+    )
 }
 
 /// Read bandwidth (MB/s) of a seed 001 preset with `overrides`, under `pattern`.
 fn seed001_run(preset: &str, overrides: &[(&str, &str)], pattern: &str) -> Result<f64, String> {
-    let text = crate::config::preset_text(preset).ok_or(format!("no preset {preset}"))?;
-    let ov: Vec<(String, String)> = overrides
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let device = crate::overrides::apply_str(&text, preset, &ov)
-        .and_then(|f| f.resolve(preset))
-        .map_err(|e| e.to_string())?;
+    let device = preset_with(preset, overrides)?;
     let workload = fio::parse_str(&seed001_job(pattern), pattern).map_err(|e| e.to_string())?;
     let r = simulate_quiet(&RunSpec::new(device, workload, pattern))
         .map_err(|e| format!("{preset} {pattern}: {e}"))?;

@@ -36,41 +36,25 @@ const SOURCE: &str = "seed 001 (mapping expressed by the D-log's buffer unit; bu
 
 /// Seed 001's workloads as random writes (the read scenarios' locality).
 fn job(pattern: &str) -> String {
-    let lru = if pattern.contains("lru") {
-        "ssdlab_lru_reuse=70%\nssdlab_lru_mean=200\n"
-    } else {
-        ""
-    };
     format!(
-        "[{pattern}]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\nend_fsync=1\nssdlab_pattern={pattern}\n{lru}"
+        "[{pattern}]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\nend_fsync=1\n{}",
+        super::seed001_locality(pattern)
     )
 }
 
 /// Write bandwidth (MB/s) of the seed 001 drive with `mapping` and a
 /// write buffer of `buffer`, under `pattern`.
 fn run(mapping: &str, buffer: &str, pattern: &str) -> Result<f64, String> {
-    let text = crate::config::preset_text(PRESET).ok_or(format!("no preset {PRESET}"))?;
-    let mut ov = vec![
-        ("ftl.mapping".to_string(), mapping.to_string()),
-        ("cache.write_buffer".to_string(), buffer.to_string()),
-    ];
-    match mapping {
-        "page" => {}
-        m => {
-            ov.push(("cache.write_buffer_unit".into(), "block".into()));
-            let logs = match m {
-                "bast" => Some("2"),
-                "fast" => Some("3"),
-                _ => None,
-            };
-            if let Some(n) = logs {
-                ov.push(("ftl.log_blocks".into(), n.into()));
-            }
-        }
+    let mut ov = vec![("ftl.mapping", mapping), ("cache.write_buffer", buffer)];
+    if mapping != "page" {
+        ov.push(("cache.write_buffer_unit", "block"));
     }
-    let device = crate::overrides::apply_str(&text, PRESET, &ov)
-        .and_then(|f| f.resolve(PRESET))
-        .map_err(|e| e.to_string())?;
+    match mapping {
+        "bast" => ov.push(("ftl.log_blocks", "2")),
+        "fast" => ov.push(("ftl.log_blocks", "3")),
+        _ => {}
+    }
+    let device = super::preset_with(PRESET, &ov)?;
     let w = fio::parse_str(&job(pattern), pattern).map_err(|e| e.to_string())?;
     let mut spec = RunSpec::new(device, w, SEED001_MAPPINGS);
     spec.precondition = Precondition::Fill;
