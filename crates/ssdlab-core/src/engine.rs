@@ -73,16 +73,22 @@ impl<E: Copy> EventQueue<E> {
     /// move down into the hole.
     #[inline(always)]
     fn sift_up(&mut self, mut pos: usize, e: Entry<E>) {
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.heap[parent];
-            if p.key < e.key {
-                break;
+        assert!(pos < self.heap.len());
+        let h = self.heap.as_mut_ptr();
+        // SAFETY: `pos < len` (asserted) and every index visited is a
+        // parent of `pos`, so smaller: all in bounds. Entries are `Copy`.
+        unsafe {
+            while pos > 0 {
+                let parent = (pos - 1) / 2;
+                let p = *h.add(parent);
+                if p.key < e.key {
+                    break;
+                }
+                *h.add(pos) = p;
+                pos = parent;
             }
-            self.heap[pos] = p;
-            pos = parent;
+            *h.add(pos) = e;
         }
-        self.heap[pos] = e;
     }
 
     /// Schedule `ev` after `delay`.
@@ -100,21 +106,29 @@ impl<E: Copy> EventQueue<E> {
         let top = if len == 0 {
             last
         } else {
-            let top = self.heap[0];
-            // The hole at the root goes down to a leaf along the smaller
-            // children...
-            let mut pos = 0;
-            let mut child = 1;
-            while child + 1 < len {
-                child += (self.heap[child + 1].key < self.heap[child].key) as usize;
-                self.heap[pos] = self.heap[child];
-                pos = child;
-                child = 2 * pos + 1;
-            }
-            if child + 1 == len {
-                self.heap[pos] = self.heap[child];
-                pos = child;
-            }
+            let h = self.heap.as_mut_ptr();
+            // SAFETY: `len == self.heap.len() > 0`; every index read or
+            // written below is `0`, `child < len` or `child + 1 < len` (the
+            // loop conditions), or `pos`, a former `child`. (Bounds checks
+            // here were a third of the event loop's own instructions.)
+            let (top, pos) = unsafe {
+                let top = *h;
+                // The hole at the root goes down to a leaf along the
+                // smaller children...
+                let mut pos = 0;
+                let mut child = 1;
+                while child + 1 < len {
+                    child += ((*h.add(child + 1)).key < (*h.add(child)).key) as usize;
+                    *h.add(pos) = *h.add(child);
+                    pos = child;
+                    child = 2 * pos + 1;
+                }
+                if child + 1 == len {
+                    *h.add(pos) = *h.add(child);
+                    pos = child;
+                }
+                (top, pos)
+            };
             // ...and the last entry rises from there to its place.
             self.sift_up(pos, last);
             top

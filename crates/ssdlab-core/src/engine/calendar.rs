@@ -255,14 +255,17 @@ impl Calendar {
     }
 
     /// Let `service` of work ready at `at` pass without a place on the
-    /// calendar: it neither waits for the work booked nor makes any wait;
+    /// calendar: it neither waits for the work booked nor makes any wait
+    /// (a flow-control stall still holds it: [`Calendar::hold_until`]);
     /// its time is added to the next booking instead (so the server's
-    /// capacity is kept). Returns (start, end) = (`at`, `at + service`).
+    /// capacity is kept). Returns (start, end): from `at`, or from the end
+    /// of the stall.
     #[inline]
     pub fn pass(&mut self, at: Time, service: Time) -> (Time, Time) {
         self.total += service;
         self.carried += service.0;
-        (at, at + service)
+        let s = Time(at.0.max(self.stall));
+        (s, s + service)
     }
 
     /// When a booking of `service` ready at `at` would end, without making

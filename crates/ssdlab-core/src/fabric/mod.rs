@@ -14,9 +14,12 @@
 //! takes idle time from when it reaches the link on, filling the holes
 //! earlier bookings left, as a transmitter interleaves TLPs. A switch's
 //! uplink carries several drives' transfers: one drive's backlog does not
-//! push another's behind it, and a control TLP (at most one TLP of
-//! [`pcie::CONTROL_BYTES`]) passes it at once, its wire time carried by the
-//! next booking (the switch arbitrates TLP by TLP).
+//! push another's behind it. A control TLP (at most one TLP of
+//! [`pcie::CONTROL_BYTES`]: doorbell, SQE, read request, CQE with its
+//! MSI-X) passes every link of such a path at once, its wire time carried
+//! by the next booking there (a switch arbitrates between its ports, and a
+//! drive between its DMA engines, TLP by TLP), unless flow control stalls
+//! the link.
 //!
 //! Each switch port has an ingress buffer (`ingress_buffer`, bytes) that its
 //! flow-control credits advertise. Two things follow from it:
@@ -209,6 +212,8 @@ const KINDS: usize = 5;
 struct HopCosts {
     key: Option<u64>,
     services: Vec<(Time, bool)>,
+    /// Every hop is a control TLP that passes ([`pass_chain`]).
+    all_pass: bool,
 }
 
 /// A switch's flow control, as [`chain`] needs it.
@@ -300,6 +305,33 @@ fn chain(
                 );
             }
         }
+        ps = s;
+        pe = e.max(pe + cross);
+        prev = st;
+    }
+    pe + prev.lat
+}
+
+/// [`chain`] of a transfer that passes every hop (a control TLP on links
+/// booked on calendars, [`Link::pass`]): the same arithmetic without
+/// bookings or back-pressure (one TLP never fills a switch's buffer).
+#[inline(always)]
+fn pass_chain(
+    links: &mut [Link],
+    hops: &[Step],
+    costs: &[(Time, bool)],
+    now: Time,
+    bytes: u64,
+) -> Time {
+    debug_assert_eq!(hops.len(), costs.len());
+    let Some((first, rest)) = hops.split_first() else {
+        return now;
+    };
+    let (mut ps, mut pe) = links[first.link].pass(first.dir, now, costs[0].0, bytes);
+    let mut prev = first;
+    for (st, &(d, _)) in rest.iter().zip(&costs[1..]) {
+        let cross = prev.cross;
+        let (s, e) = links[st.link].pass(st.dir, ps + cross, d, bytes);
         ps = s;
         pe = e.max(pe + cross);
         prev = st;
@@ -636,7 +668,15 @@ impl Fabric {
         let costs = &mut self.costs[port][kind as usize];
         if costs.key != Some(key) {
             services(&self.links, hops, bytes, dur, &mut costs.services);
+            // (A buffer smaller than the TLP would hold the hop: `chain`.)
+            costs.all_pass = costs.services.iter().all(|&(_, pass)| pass)
+                && hops
+                    .iter()
+                    .all(|h| h.hold.is_none_or(|(buffer, _)| bytes <= buffer));
             costs.key = Some(key);
+        }
+        if costs.all_pass {
+            return pass_chain(&mut self.links, hops, &costs.services, now, bytes);
         }
         chain(
             &mut self.links,

@@ -38,10 +38,11 @@ pub struct Link {
     /// Several drives share this link (a switch's uplink): never held by
     /// flow control (switches queue per egress port).
     shared: bool,
-    /// On a shared link, work of at most this wire time (one TLP of at most
-    /// [`CONTROL_BYTES`] of payload: doorbells, SQEs, CQEs, MSI-X, a read
-    /// request) passes without queueing ([`Calendar::pass`]); zero on
-    /// other links (nothing passes).
+    /// On a link booked on calendars, work of at most this wire time (one
+    /// TLP of at most [`CONTROL_BYTES`] of payload: doorbells, SQEs, CQEs,
+    /// MSI-X, a read request) passes without queueing behind the data
+    /// booked there ([`Calendar::pass`]); zero on a FIFO link (nothing
+    /// passes).
     control: Time,
     /// [`Link::payload_time`] of recent sizes (bytes, time), direct mapped:
     /// a drive moves a handful of sizes (data, SQE, CQE, MSI-X) over and
@@ -197,10 +198,10 @@ impl Link {
     }
 
     /// Is work of wire time `wire` a control TLP on this link: at most one
-    /// TLP of [`CONTROL_BYTES`] on a shared link?
+    /// TLP of [`CONTROL_BYTES`] on a link booked on calendars?
     #[inline(always)]
     pub(crate) fn is_control(&self, wire: Time) -> bool {
-        self.shared && wire <= self.control
+        wire <= self.control && self.control > Time::ZERO
     }
 
     /// Book `service` on one direction at or after `now`, carrying
@@ -227,10 +228,12 @@ impl Link {
     }
 
     /// A control TLP ([`Link::is_control`]) of wire time `service` carrying
-    /// `bytes` passes a shared link at `now` without queueing: a switch
-    /// arbitrates between its ports TLP by TLP, so it waits at most one TLP
-    /// behind another port's data; the next booking carries its wire time,
-    /// so the link's capacity is kept ([`Calendar::pass`]). (start, end).
+    /// `bytes` passes a link booked on calendars at `now` (or when a
+    /// flow-control stall ends) without queueing behind the data booked
+    /// there: a transmitter (a switch's arbiter between its ports, a
+    /// drive's between its DMA engines) interleaves TLP by TLP, so it waits
+    /// at most one TLP of data; the next booking carries its wire time, so
+    /// the link's capacity is kept ([`Calendar::pass`]). (start, end).
     #[inline]
     pub(crate) fn pass(&mut self, dir: Dir, now: Time, service: Time, bytes: u64) -> (Time, Time) {
         let k = self.carry(dir, bytes);
@@ -305,6 +308,7 @@ impl Link {
     /// [`Link::reserve`] books it then.
     pub(crate) fn use_calendars(&mut self) {
         self.cal = Some(Box::default());
+        self.control = self.payload_time_uncached(CONTROL_BYTES);
     }
 
     /// This link carries several drives' transfers (a switch uplink): on
@@ -312,7 +316,6 @@ impl Link {
     pub(crate) fn share(&mut self) {
         self.use_calendars();
         self.shared = true;
-        self.control = self.payload_time_uncached(CONTROL_BYTES);
     }
 
     /// Busy time per direction (up, down).
