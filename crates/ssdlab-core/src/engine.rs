@@ -23,11 +23,26 @@ struct Entry<E> {
 /// are `Copy`) rather than swapping them in 8-byte pieces, which made the
 /// next load of the root wait on a failed store-to-load forward (most of
 /// the event loop's own samples in a profile, docs/performance.md).
+///
+/// Entries are numbered from 1 (the root) and stored two to a 64-byte
+/// aligned [`Pair`]: the children of entry `k` are `2k` and `2k + 1`, one
+/// pair, so each level of a pop reads one cache line (with several drives
+/// the heap holds about a hundred events and its lower levels are not in
+/// the L1 cache: docs/performance.md).
 pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    /// Entry `k` is `pairs[k / 2].0[k % 2]`; entry 0 is unused.
+    pairs: Vec<Pair<E>>,
+    /// Entries in the heap (numbered `1..=len`).
+    len: usize,
     seq: u64,
     now: Time,
 }
+
+/// Two sibling entries of the heap, on one cache line when an entry is 32
+/// bytes (the simulator's events).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Pair<E>([Entry<E>; 2]);
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -38,11 +53,28 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// Empty queue at time zero.
     pub fn new() -> Self {
+        assert_eq!(
+            std::mem::size_of::<Pair<E>>(),
+            2 * std::mem::size_of::<Entry<E>>(),
+            "an event's heap entry must fill half a cache line, or whole lines"
+        );
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            pairs: Vec::with_capacity(512),
+            len: 0,
             seq: 0,
             now: Time::ZERO,
         }
+    }
+
+    /// Entry `k` (`1 <= k < 2 * pairs.len()`): pairs have no padding
+    /// (asserted in [`EventQueue::new`]), so the entries are one array.
+    #[inline(always)]
+    fn slot(&mut self, k: usize) -> *mut Entry<E> {
+        debug_assert!(k < 2 * self.pairs.len());
+        // SAFETY: callers pass `k < 2 * pairs.len()` (entries of the heap,
+        // or the one just past them, whose pair exists), and a pair is
+        // exactly two entries.
+        unsafe { (self.pairs.as_mut_ptr() as *mut Entry<E>).add(k) }
     }
 
     /// Current simulated time (time of the last popped event).
@@ -64,30 +96,34 @@ impl<E: Copy> EventQueue<E> {
             key: ((t.0 as u128) << 64) | self.seq as u128,
             ev,
         };
-        let pos = self.heap.len();
-        self.heap.push(e);
-        self.sift_up(pos, e);
+        self.len += 1;
+        if self.len >= 2 * self.pairs.len() {
+            // (The filler is overwritten before it is read.)
+            self.pairs.push(Pair([e, e]));
+        }
+        self.sift_up(self.len, e);
     }
 
     /// Put `e` where the hole at `pos` rises to: parents with larger keys
     /// move down into the hole.
     #[inline(always)]
     fn sift_up(&mut self, mut pos: usize, e: Entry<E>) {
-        assert!(pos < self.heap.len());
-        let h = self.heap.as_mut_ptr();
-        // SAFETY: `pos < len` (asserted) and every index visited is a
-        // parent of `pos`, so smaller: all in bounds. Entries are `Copy`.
+        debug_assert!(pos >= 1 && pos <= self.len);
+        let pos_ok = pos >= 1 && pos <= self.len;
+        assert!(pos_ok, "heap position out of range");
+        // SAFETY: `1 <= pos <= len` (asserted) and every entry visited is an
+        // ancestor of `pos`, so in `1..=len`. Entries are `Copy`.
         unsafe {
-            while pos > 0 {
-                let parent = (pos - 1) / 2;
-                let p = *h.add(parent);
+            while pos > 1 {
+                let parent = pos / 2;
+                let p = *self.slot(parent);
                 if p.key < e.key {
                     break;
                 }
-                *h.add(pos) = p;
+                *self.slot(pos) = p;
                 pos = parent;
             }
-            *h.add(pos) = e;
+            *self.slot(pos) = e;
         }
     }
 
@@ -101,38 +137,36 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let last = self.heap.pop()?;
-        let len = self.heap.len();
-        let top = if len == 0 {
-            last
-        } else {
-            let h = self.heap.as_mut_ptr();
-            // SAFETY: `len == self.heap.len() > 0`; every index read or
-            // written below is `0`, `child < len` or `child + 1 < len` (the
-            // loop conditions), or `pos`, a former `child`. (Bounds checks
-            // here were a third of the event loop's own instructions.)
-            let (top, pos) = unsafe {
-                let top = *h;
+        if self.len == 0 {
+            return None;
+        }
+        let len = self.len - 1;
+        // SAFETY: entries `1..=self.len` exist; below, every entry read or
+        // written is `1`, `child < len` or `child + 1 <= len` (the loop
+        // conditions), or `pos`, a former `child`: all in `1..=len`.
+        let (top, last) = unsafe { (*self.slot(1), *self.slot(self.len)) };
+        self.len = len;
+        if len > 0 {
+            let pos = unsafe {
                 // The hole at the root goes down to a leaf along the
                 // smaller children...
-                let mut pos = 0;
-                let mut child = 1;
-                while child + 1 < len {
-                    child += ((*h.add(child + 1)).key < (*h.add(child)).key) as usize;
-                    *h.add(pos) = *h.add(child);
+                let mut pos = 1;
+                let mut child = 2;
+                while child < len {
+                    child += ((*self.slot(child + 1)).key < (*self.slot(child)).key) as usize;
+                    *self.slot(pos) = *self.slot(child);
                     pos = child;
-                    child = 2 * pos + 1;
+                    child = 2 * pos;
                 }
-                if child + 1 == len {
-                    *h.add(pos) = *h.add(child);
+                if child == len {
+                    *self.slot(pos) = *self.slot(child);
                     pos = child;
                 }
-                (top, pos)
+                pos
             };
             // ...and the last entry rises from there to its place.
             self.sift_up(pos, last);
-            top
-        };
+        }
         self.now = Time((top.key >> 64) as u64);
         Some((self.now, top.ev))
     }
@@ -140,17 +174,17 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the next event, if any (without popping it).
     #[inline]
     pub fn next_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| Time((e.key >> 64) as u64))
+        (self.len > 0).then(|| Time((self.pairs[0].0[1].key >> 64) as u64))
     }
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// No events pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Events scheduled so far.
@@ -251,6 +285,15 @@ impl FifoServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simulator's events pair up on one cache line (the heap's
+    /// layout assumes it: a larger event makes every level of a pop read
+    /// two lines).
+    #[test]
+    fn two_simulator_events_fill_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Pair<crate::events::Event>>(), 64);
+        assert_eq!(std::mem::align_of::<Pair<crate::events::Event>>(), 64);
+    }
 
     proptest::proptest! {
         /// Events pop in (time, scheduling order), pushes and pops interleaved.

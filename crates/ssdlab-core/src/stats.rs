@@ -3,6 +3,7 @@
 
 use crate::units::Time;
 use hdrhistogram::Histogram;
+use std::cell::RefCell;
 
 /// Statistics of one direction.
 pub struct DirStats {
@@ -10,14 +11,38 @@ pub struct DirStats {
     pub ios: u64,
     /// Bytes measured.
     pub bytes: u64,
-    /// Latency histogram in ns.
-    pub hist: Histogram<u64>,
     /// Minimum latency.
     pub min: Time,
     /// Maximum latency.
     pub max: Time,
     /// Sum of latencies (ps, for an exact mean).
     pub sum_ps: u128,
+    /// Latency histogram in ns, and latencies not yet recorded in it.
+    lat: RefCell<Latencies>,
+}
+
+/// Latencies recorded in batches: a histogram's counters (3 significant
+/// digits: tens of KiB for the latencies of a run) are touched at random,
+/// so a record per I/O pushed the simulator's own state out of the CPU's
+/// cache (most in systems of several drives: docs/performance.md). The
+/// counts are the same whatever the order.
+struct Latencies {
+    hist: Histogram<u64>,
+    pending: [u64; PENDING],
+    n: usize,
+}
+
+/// Latencies held before they are recorded in the histogram.
+const PENDING: usize = 128;
+
+impl Latencies {
+    #[inline(never)]
+    fn settle(&mut self) {
+        for &v in &self.pending[..self.n] {
+            self.hist.saturating_record(v);
+        }
+        self.n = 0;
+    }
 }
 
 impl Default for DirStats {
@@ -25,11 +50,15 @@ impl Default for DirStats {
         DirStats {
             ios: 0,
             bytes: 0,
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("static histogram bounds are valid"),
             min: Time::MAX,
             max: Time::ZERO,
             sum_ps: 0,
+            lat: RefCell::new(Latencies {
+                hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                    .expect("static histogram bounds are valid"),
+                pending: [0; PENDING],
+                n: 0,
+            }),
         }
     }
 }
@@ -47,7 +76,12 @@ impl DirStats {
         if lat > self.max {
             self.max = lat;
         }
-        self.hist.saturating_record(lat.as_ns().max(1));
+        let l = self.lat.get_mut();
+        l.pending[l.n] = lat.as_ns().max(1);
+        l.n += 1;
+        if l.n == PENDING {
+            l.settle();
+        }
     }
 
     /// Mean latency in ns.
@@ -59,12 +93,18 @@ impl DirStats {
         }
     }
 
+    /// The histogram with every latency recorded so far.
+    fn hist(&self) -> std::cell::Ref<'_, Histogram<u64>> {
+        self.lat.borrow_mut().settle();
+        std::cell::Ref::map(self.lat.borrow(), |l| &l.hist)
+    }
+
     /// Latency at percentile `p` (0..100) in ns.
     pub fn pct_ns(&self, p: f64) -> u64 {
         if self.ios == 0 {
             0
         } else {
-            self.hist.value_at_quantile(p / 100.0)
+            self.hist().value_at_quantile(p / 100.0)
         }
     }
 }
@@ -72,7 +112,7 @@ impl DirStats {
 impl DirStats {
     /// Recorded latency histogram as (latency ns, count) pairs, ascending.
     pub fn histogram(&self) -> Vec<(u64, u64)> {
-        self.hist
+        self.hist()
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect()

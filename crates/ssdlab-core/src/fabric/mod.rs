@@ -212,8 +212,45 @@ const KINDS: usize = 5;
 struct HopCosts {
     key: Option<u64>,
     services: Vec<(Time, bool)>,
-    /// Every hop is a control TLP that passes ([`pass_chain`]).
-    all_pass: bool,
+    /// Every hop is a control TLP that passes: the path as [`pass_chain`]
+    /// walks it (inline: no pointer to follow), `None` otherwise.
+    passes: Option<PassPath>,
+}
+
+/// A control transfer's path when every hop passes ([`pass_chain`]): per
+/// hop (link, direction, wire time, cut-through offset to the next hop),
+/// and the last hop's latency. Paths longer than [`PASS_HOPS`] take
+/// [`chain`].
+#[derive(Clone, Copy, Default)]
+struct PassPath {
+    hops: [(u32, bool, Time, Time); PASS_HOPS],
+    n: u8,
+    lat: Time,
+}
+
+/// Hops of a [`PassPath`]: a drive, two levels of switches and the root
+/// complex's memory port.
+const PASS_HOPS: usize = 4;
+
+impl PassPath {
+    /// The path of `hops` with these `services`, if every hop passes.
+    fn of(hops: &[Step], services: &[(Time, bool)], bytes: u64) -> Option<PassPath> {
+        let passes = services.iter().all(|&(_, pass)| pass)
+            // (A buffer smaller than the TLP would hold the hop: `chain`.)
+            && hops
+                .iter()
+                .all(|h| h.hold.is_none_or(|(buffer, _)| bytes <= buffer));
+        if !passes || hops.is_empty() || hops.len() > PASS_HOPS {
+            return None;
+        }
+        let mut p = PassPath::default();
+        for (i, (st, &(d, _))) in hops.iter().zip(services).enumerate() {
+            p.hops[i] = (st.link as u32, st.dir == Dir::Up, d, st.cross);
+        }
+        p.n = hops.len() as u8;
+        p.lat = hops[hops.len() - 1].lat;
+        Some(p)
+    }
 }
 
 /// A switch's flow control, as [`chain`] needs it.
@@ -312,31 +349,22 @@ fn chain(
     pe + prev.lat
 }
 
-/// [`chain`] of a transfer that passes every hop (a control TLP on links
-/// booked on calendars, [`Link::pass`]): the same arithmetic without
-/// bookings or back-pressure (one TLP never fills a switch's buffer).
+/// [`chain`] of a transfer that passes every hop of `path` (a control TLP
+/// on links booked on calendars, [`Link::pass`]): the same arithmetic
+/// without bookings or back-pressure (one TLP never fills a switch's
+/// buffer).
 #[inline(always)]
-fn pass_chain(
-    links: &mut [Link],
-    hops: &[Step],
-    costs: &[(Time, bool)],
-    now: Time,
-    bytes: u64,
-) -> Time {
-    debug_assert_eq!(hops.len(), costs.len());
-    let Some((first, rest)) = hops.split_first() else {
-        return now;
-    };
-    let (mut ps, mut pe) = links[first.link].pass(first.dir, now, costs[0].0, bytes);
-    let mut prev = first;
-    for (st, &(d, _)) in rest.iter().zip(&costs[1..]) {
-        let cross = prev.cross;
-        let (s, e) = links[st.link].pass(st.dir, ps + cross, d, bytes);
+fn pass_chain(links: &mut [Link], path: &PassPath, now: Time, bytes: u64) -> Time {
+    let (l0, up0, d0, mut cross) = path.hops[0];
+    let dir = |up| if up { Dir::Up } else { Dir::Down };
+    let (mut ps, mut pe) = links[l0 as usize].pass(dir(up0), now, d0, bytes);
+    for &(l, up, d, next_cross) in &path.hops[1..path.n as usize] {
+        let (s, e) = links[l as usize].pass(dir(up), ps + cross, d, bytes);
         ps = s;
         pe = e.max(pe + cross);
-        prev = st;
+        cross = next_cross;
     }
-    pe + prev.lat
+    pe + path.lat
 }
 
 /// Book one hop of service `cost` ([`hop_service`]) on `link` at `at`.
@@ -661,6 +689,12 @@ impl Fabric {
         key: u64,
         dur: impl Fn(&Link) -> Time,
     ) -> Time {
+        let costs = &self.costs[port][kind as usize];
+        if costs.key == Some(key) {
+            if let Some(path) = &costs.passes {
+                return pass_chain(&mut self.links, path, now, bytes);
+            }
+        }
         let hops = match kind {
             Kind::Doorbell | Kind::Fetch => &self.down[port][skip..],
             Kind::Request | Kind::Write | Kind::Completion => &self.up[port][skip..],
@@ -668,15 +702,11 @@ impl Fabric {
         let costs = &mut self.costs[port][kind as usize];
         if costs.key != Some(key) {
             services(&self.links, hops, bytes, dur, &mut costs.services);
-            // (A buffer smaller than the TLP would hold the hop: `chain`.)
-            costs.all_pass = costs.services.iter().all(|&(_, pass)| pass)
-                && hops
-                    .iter()
-                    .all(|h| h.hold.is_none_or(|(buffer, _)| bytes <= buffer));
+            costs.passes = PassPath::of(hops, &costs.services, bytes);
             costs.key = Some(key);
         }
-        if costs.all_pass {
-            return pass_chain(&mut self.links, hops, &costs.services, now, bytes);
+        if let Some(path) = &costs.passes {
+            return pass_chain(&mut self.links, path, now, bytes);
         }
         chain(
             &mut self.links,
