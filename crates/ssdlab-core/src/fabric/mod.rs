@@ -112,6 +112,9 @@ pub struct Fabric {
     /// Per port, per [`Kind`]: each hop's service for the last size (paths
     /// of several hops).
     costs: Vec<[HopCosts; KINDS]>,
+    /// Per port, per [`Kind`]: the path of a control transfer that passes
+    /// every hop, for the last size.
+    passes: Vec<[PassPath; KINDS]>,
 }
 
 /// One hop of a transfer.
@@ -212,44 +215,69 @@ const KINDS: usize = 5;
 struct HopCosts {
     key: Option<u64>,
     services: Vec<(Time, bool)>,
-    /// Every hop is a control TLP that passes: the path as [`pass_chain`]
-    /// walks it (inline: no pointer to follow), `None` otherwise.
-    passes: Option<PassPath>,
 }
 
-/// A control transfer's path when every hop passes ([`pass_chain`]): per
-/// hop (link, direction, wire time, cut-through offset to the next hop),
-/// and the last hop's latency. Paths longer than [`PASS_HOPS`] take
-/// [`chain`].
-#[derive(Clone, Copy, Default)]
+/// A control transfer's path when every hop passes ([`pass_chain`]), for
+/// the size it last carried (`key`): per hop (link, upward?, wire time ps,
+/// cut-through offset to the next hop ps), and the last hop's latency ps.
+/// One cache line per port and kind, no pointer to follow (the fabric's
+/// state of four drives did not fit the L1 cache: docs/performance.md).
+/// `n == 0`: not every hop passes, or the path is longer than
+/// [`PASS_HOPS`] or its times do not fit (then [`chain`]).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct PassPath {
-    hops: [(u32, bool, Time, Time); PASS_HOPS],
+    key: u64,
+    lat: u32,
     n: u8,
-    lat: Time,
+    hops: [(u16, bool, u32, u32); PASS_HOPS],
 }
 
 /// Hops of a [`PassPath`]: a drive, two levels of switches and the root
 /// complex's memory port.
 const PASS_HOPS: usize = 4;
 
+impl Default for PassPath {
+    fn default() -> Self {
+        PassPath {
+            key: u64::MAX,
+            lat: 0,
+            n: 0,
+            hops: [(0, false, 0, 0); PASS_HOPS],
+        }
+    }
+}
+
 impl PassPath {
-    /// The path of `hops` with these `services`, if every hop passes.
-    fn of(hops: &[Step], services: &[(Time, bool)], bytes: u64) -> Option<PassPath> {
+    /// The path of `hops` with these `services` for size `key`: `n == 0`
+    /// unless every hop passes.
+    fn of(hops: &[Step], services: &[(Time, bool)], bytes: u64, key: u64) -> PassPath {
+        let mut p = PassPath {
+            key,
+            ..PassPath::default()
+        };
+        let ps = |t: Time| u32::try_from(t.0).ok();
         let passes = services.iter().all(|&(_, pass)| pass)
             // (A buffer smaller than the TLP would hold the hop: `chain`.)
             && hops
                 .iter()
                 .all(|h| h.hold.is_none_or(|(buffer, _)| bytes <= buffer));
         if !passes || hops.is_empty() || hops.len() > PASS_HOPS {
-            return None;
+            return p;
         }
-        let mut p = PassPath::default();
         for (i, (st, &(d, _))) in hops.iter().zip(services).enumerate() {
-            p.hops[i] = (st.link as u32, st.dir == Dir::Up, d, st.cross);
+            let (Ok(link), Some(d), Some(cross)) = (u16::try_from(st.link), ps(d), ps(st.cross))
+            else {
+                return p;
+            };
+            p.hops[i] = (link, st.dir == Dir::Up, d, cross);
         }
+        let Some(lat) = ps(hops[hops.len() - 1].lat) else {
+            return p;
+        };
+        p.lat = lat;
         p.n = hops.len() as u8;
-        p.lat = hops[hops.len() - 1].lat;
-        Some(p)
+        p
     }
 }
 
@@ -355,16 +383,17 @@ fn chain(
 /// buffer).
 #[inline(always)]
 fn pass_chain(links: &mut [Link], path: &PassPath, now: Time, bytes: u64) -> Time {
-    let (l0, up0, d0, mut cross) = path.hops[0];
+    let (l0, up0, d0, cross0) = path.hops[0];
     let dir = |up| if up { Dir::Up } else { Dir::Down };
-    let (mut ps, mut pe) = links[l0 as usize].pass(dir(up0), now, d0, bytes);
+    let (mut ps, mut pe) = links[l0 as usize].pass(dir(up0), now, Time(d0 as u64), bytes);
+    let mut cross = Time(cross0 as u64);
     for &(l, up, d, next_cross) in &path.hops[1..path.n as usize] {
-        let (s, e) = links[l as usize].pass(dir(up), ps + cross, d, bytes);
+        let (s, e) = links[l as usize].pass(dir(up), ps + cross, Time(d as u64), bytes);
         ps = s;
         pe = e.max(pe + cross);
-        cross = next_cross;
+        cross = Time(next_cross as u64);
     }
-    pe + path.lat
+    pe + Time(path.lat as u64)
 }
 
 /// Book one hop of service `cost` ([`hop_service`]) on `link` at `at`.
@@ -460,6 +489,7 @@ impl Fabric {
             mem: None,
             idle_memo: Vec::new(),
             costs: Vec::new(),
+            passes: Vec::new(),
         }
     }
 
@@ -575,6 +605,7 @@ impl Fabric {
             mem,
             idle_memo: Vec::new(),
             costs: Vec::new(),
+            passes: Vec::new(),
         };
         f.idle_memo = (0..f.paths.len())
             .map(|_| std::array::from_fn(|_| Cell::new((u64::MAX, Time::ZERO))))
@@ -582,6 +613,7 @@ impl Fabric {
         f.up = (0..f.paths.len()).map(|p| f.up_hops(p)).collect();
         f.down = (0..f.paths.len()).map(|p| f.down_hops(p)).collect();
         f.costs = (0..f.paths.len()).map(|_| Default::default()).collect();
+        f.passes = vec![[PassPath::default(); KINDS]; f.paths.len()];
         f
     }
 
@@ -689,11 +721,9 @@ impl Fabric {
         key: u64,
         dur: impl Fn(&Link) -> Time,
     ) -> Time {
-        let costs = &self.costs[port][kind as usize];
-        if costs.key == Some(key) {
-            if let Some(path) = &costs.passes {
-                return pass_chain(&mut self.links, path, now, bytes);
-            }
+        let path = &self.passes[port][kind as usize];
+        if path.key == key && path.n > 0 {
+            return pass_chain(&mut self.links, path, now, bytes);
         }
         let hops = match kind {
             Kind::Doorbell | Kind::Fetch => &self.down[port][skip..],
@@ -702,11 +732,12 @@ impl Fabric {
         let costs = &mut self.costs[port][kind as usize];
         if costs.key != Some(key) {
             services(&self.links, hops, bytes, dur, &mut costs.services);
-            costs.passes = PassPath::of(hops, &costs.services, bytes);
             costs.key = Some(key);
-        }
-        if let Some(path) = &costs.passes {
-            return pass_chain(&mut self.links, path, now, bytes);
+            let path = PassPath::of(hops, &costs.services, bytes, key);
+            self.passes[port][kind as usize] = path;
+            if path.n > 0 {
+                return pass_chain(&mut self.links, &path, now, bytes);
+            }
         }
         chain(
             &mut self.links,
