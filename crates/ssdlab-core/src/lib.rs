@@ -282,8 +282,9 @@ fn run_drive(
     let wall = t0.elapsed().as_secs_f64();
     let mut r = Report::from_system(drive, &spec.workload_name, &spec.workload.ignored, wall);
     if spec.latency_histogram {
-        r.read.lat_hist_ns = Some(drive.host.read.histogram());
-        r.write.lat_hist_ns = Some(drive.host.write.histogram());
+        let [read, write, ..] = drive.host.measured();
+        r.read.lat_hist_ns = Some(read.histogram());
+        r.write.lat_hist_ns = Some(write.histogram());
     }
     Ok(r)
 }

@@ -890,6 +890,7 @@ impl Report {
     /// full report per drive under `drives` plus per-link figures under `links`.
     fn aggregate(d: &System, workload: &str, ignored: &[IgnoredOption], wall_s: f64) -> Report {
         let h = &d.host;
+        let all = h.measured();
         let start = d.ramp_end();
         let end = h.last_completion.max(start);
         let secs = (end - start).as_secs_f64();
@@ -960,10 +961,10 @@ impl Report {
                 0.0
             },
             events: d.events,
-            read: dir(&h.read, secs),
-            write: dir(&h.write, secs),
-            trim: dir(&h.trim, secs),
-            flush: dir(&h.flush, secs),
+            read: dir(&all[0], secs),
+            write: dir(&all[1], secs),
+            trim: dir(&all[2], secs),
+            flush: dir(&all[3], secs),
             waf,
             waf_split: WafSplit::sum(&per.iter().map(|p| &p.waf_split).collect::<Vec<_>>()),
             gc: Gc {

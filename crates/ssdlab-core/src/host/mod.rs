@@ -196,13 +196,14 @@ pub struct Host {
     pub sampler: Option<Sampler>,
     /// Per-queue (job clone) statistics for fio-compatible output, if asked for.
     pub job_stats: Option<Vec<crate::fio_output::JobStats>>,
-    /// Reads measured.
+    /// Reads measured (a system of one drive; with several, each drive's
+    /// are in `per_drive` and [`Host::measured`] adds them up).
     pub read: DirStats,
-    /// Writes measured.
+    /// Writes measured (one drive: see `read`).
     pub write: DirStats,
-    /// Trims (deallocate) measured.
+    /// Trims (deallocate) measured (one drive: see `read`).
     pub trim: DirStats,
-    /// Flushes measured.
+    /// Flushes measured (one drive: see `read`).
     pub flush: DirStats,
     /// Per drive (systems of several drives only): reads, writes, trims, flushes measured.
     pub per_drive: Vec<[DirStats; 4]>,
@@ -246,6 +247,16 @@ fn werr(file: &str, option: Option<&str>, message: String) -> SimError {
 }
 
 impl Host {
+    /// Reads, writes, trims and flushes measured on every drive: the
+    /// host's own with one drive, the drives' added up with several.
+    pub fn measured(&self) -> [DirStats; 4] {
+        if self.per_drive.is_empty() {
+            [&self.read, &self.write, &self.trim, &self.flush].map(|s| DirStats::merged([s]))
+        } else {
+            std::array::from_fn(|k| DirStats::merged(self.per_drive.iter().map(|s| &s[k])))
+        }
+    }
+
     /// Commands submitted and not yet completed, per drive (`drives` of
     /// them): what a power loss catches in flight.
     pub(crate) fn in_flight_per_drive(&self, drives: usize) -> Vec<u64> {
@@ -1306,11 +1317,25 @@ impl Host {
         }
         if c.measured {
             let bytes = c.bytes(self.unit_bytes);
-            match c.op {
-                Op::Read => self.read.record(lat, bytes),
-                Op::Write => self.write.record(lat, bytes),
-                Op::Trim => self.trim.record(lat, bytes),
-                Op::Flush => self.flush.record(lat, 0),
+            if let Some(st) = self.per_drive.get_mut(c.d as usize) {
+                // Several drives: each drive's own; `Host::measured` adds
+                // them up (one record per I/O, not two).
+                let k = match c.op {
+                    Op::Read => 0,
+                    Op::Write => 1,
+                    Op::Trim => 2,
+                    Op::Flush => 3,
+                };
+                st[k].record(lat, if c.op == Op::Flush { 0 } else { bytes });
+                let last = &mut self.per_drive_last[c.d as usize];
+                *last = (*last).max(end);
+            } else {
+                match c.op {
+                    Op::Read => self.read.record(lat, bytes),
+                    Op::Write => self.write.record(lat, bytes),
+                    Op::Trim => self.trim.record(lat, bytes),
+                    Op::Flush => self.flush.record(lat, 0),
+                }
             }
             if let Some(s) = self.sampler.as_mut() {
                 if matches!(c.op, Op::Read | Op::Write) {
@@ -1337,17 +1362,6 @@ impl Host {
             }
             if end > self.last_completion {
                 self.last_completion = end;
-            }
-            if let Some(st) = self.per_drive.get_mut(c.d as usize) {
-                let k = match c.op {
-                    Op::Read => 0,
-                    Op::Write => 1,
-                    Op::Trim => 2,
-                    Op::Flush => 3,
-                };
-                st[k].record(lat, if c.op == Op::Flush { 0 } else { bytes });
-                let last = &mut self.per_drive_last[c.d as usize];
-                *last = (*last).max(end);
             }
         }
         self.ios_done += 1;
