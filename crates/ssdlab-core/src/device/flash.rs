@@ -85,25 +85,33 @@ struct BusReq {
     extra: Time,
 }
 
+/// A die. Laid out by hand (`repr(C)`, cache-line aligned): what every
+/// event of the die reads (its array phase, generation and data-out queue)
+/// shares the first cache line; the queues by priority follow.
+#[repr(C, align(64))]
 struct Die {
-    queues: [VecDeque<u32>; 3],
     /// Transaction in the array phase (command/data-in on the bus, then tR/tPROG/tBERS) and its end.
     array: Option<(u32, Time)>,
+    gen: u32,
     /// Reads whose data sits in the page/cache register, waiting for or doing data out (front).
     xfers: VecDeque<u32>,
-    gen: u32,
-    suspended: Option<(u32, Time)>,
     busy: Time,
+    queues: [VecDeque<u32>; 3],
+    suspended: Option<(u32, Time)>,
 }
 
 /// A channel bus with priority arbitration: command cycles (short, they
 /// start idle dies) go before queued data transfers, which are FIFO.
+///
+/// Laid out by hand (`repr(C)`, cache-line aligned): the test made on
+/// every grant (free? anything queued?) reads the first cache line.
+#[repr(C, align(64))]
 struct Channel {
     busy_until: Time,
-    busy_total: Time,
-    free_pending: bool,
     cmd_q: VecDeque<BusReq>,
     data_q: VecDeque<BusReq>,
+    free_pending: bool,
+    busy_total: Time,
     /// Sequential model: a transaction is running on this channel.
     running: bool,
     rr: u32,
