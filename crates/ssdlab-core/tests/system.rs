@@ -335,6 +335,54 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
 }
 
 #[test]
+fn a_completion_entry_passes_data_booked_ahead_on_a_drives_link() {
+    // A drive interleaves its DMA engines' TLPs: a completion entry and its
+    // interrupt (two TLPs of at most 64 B) wait at most one TLP behind data
+    // already on its link, not behind the whole transfer. Behind a switch
+    // they pass every link of the path: they arrive when they would on an
+    // idle path, while a megabyte of read data is still on the drive's link.
+    let d = dir("ctl");
+    let cfg = load(&d, &switch_system(2, 8)).unwrap();
+    let sw: Vec<SwitchSpec<'_>> = cfg
+        .switches
+        .iter()
+        .map(|s| SwitchSpec {
+            name: &s.name,
+            upstream: Upper::Root,
+            uplink: &s.uplink,
+            latency: s.latency,
+            ingress_buffer: s.ingress_buffer,
+        })
+        .collect();
+    let ports: Vec<PortSpec<'_>> = cfg
+        .drives
+        .iter()
+        .map(|p| PortSpec {
+            name: &p.name,
+            attach: Upper::Switch(0),
+            link: &p.link,
+        })
+        .collect();
+    let idle = Fabric::build(&sw, &ports, None).completion(0, Time::ZERO, 16, Some(4));
+    let mut f = Fabric::build(&sw, &ports, None);
+    let data_at_host = f.device_write(0, Time::ZERO, 1 << 20);
+    let cqe_at_host = f.completion(0, Time::ZERO, 16, Some(4));
+    assert_eq!(cqe_at_host, idle);
+    assert!(
+        data_at_host > cqe_at_host.times(50),
+        "{data_at_host:?} vs {cqe_at_host:?}"
+    );
+    // Their wire time is kept: the next data on the drive's link starts
+    // after the megabyte and the two control TLPs.
+    let link = ssdlab_core::pcie::Link::new(&cfg.drives[0].link);
+    let next = f.device_write(0, Time::ZERO, 4096);
+    let mut g = Fabric::build(&sw, &ports, None);
+    g.device_write(0, Time::ZERO, 1 << 20);
+    let without = g.device_write(0, Time::ZERO, 4096);
+    assert_eq!(next - without, link.payload_time(16) + link.payload_time(4));
+}
+
+#[test]
 fn multi_drive_runs_are_deterministic_and_report_every_drive() {
     let d = dir("det");
     let job = "[global]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=8\nnumber_ios=3000\n[a]\nfilename=nvme0:nvme1\n[b]\nfilename=/dev/nvme2n1\n";
