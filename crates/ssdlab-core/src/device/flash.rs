@@ -86,18 +86,20 @@ struct BusReq {
 }
 
 /// A die. Laid out by hand (`repr(C)`, cache-line aligned): what every
-/// event of the die reads (its array phase, generation and data-out queue)
-/// shares the first cache line; the queues by priority follow.
+/// event of the die tests (its array phase, a suspended operation, its
+/// generation) fills the first cache line (24 + 24 + 4 + 8 bytes); the
+/// data-out queue and the first priority's queue (reads by default) the
+/// second.
 #[repr(C, align(64))]
 struct Die {
     /// Transaction in the array phase (command/data-in on the bus, then tR/tPROG/tBERS) and its end.
     array: Option<(u32, Time)>,
+    suspended: Option<(u32, Time)>,
     gen: u32,
+    busy: Time,
     /// Reads whose data sits in the page/cache register, waiting for or doing data out (front).
     xfers: VecDeque<u32>,
-    busy: Time,
     queues: [VecDeque<u32>; 3],
-    suspended: Option<(u32, Time)>,
 }
 
 /// A channel bus with priority arbitration: command cycles (short, they
