@@ -619,7 +619,7 @@ impl ControllerFile {
                     out,
                     "controller",
                     format!(
-                        "stage '{}' is run by no core group and no accelerator",
+                        "stage '{}' is run by no core group and no accelerator (list it in a `controller.cores` group's `stages` or add a `controller.accelerators` entry)",
                         STAGES[i]
                     ),
                 );
