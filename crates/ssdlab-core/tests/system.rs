@@ -283,11 +283,10 @@ fn work_booked_ahead_on_a_drives_link_holds_no_read_data_back() {
     );
 }
 
-#[test]
-fn a_peer_to_peer_transfer_never_touches_the_uplink() {
-    let d = dir("p2p");
-    let cfg = load(&d, &switch_system(2, 8)).unwrap();
-    let sw: Vec<SwitchSpec<'_>> = cfg
+/// The fabric of a system whose drives all sit behind its first switch
+/// (`switch_system`), as `Fabric::build` takes it.
+fn fabric_specs(cfg: &SystemConfig) -> (Vec<SwitchSpec<'_>>, Vec<PortSpec<'_>>) {
+    let sw = cfg
         .switches
         .iter()
         .map(|s| SwitchSpec {
@@ -298,7 +297,7 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
             ingress_buffer: s.ingress_buffer,
         })
         .collect();
-    let ports: Vec<PortSpec<'_>> = cfg
+    let ports = cfg
         .drives
         .iter()
         .map(|p| PortSpec {
@@ -307,6 +306,14 @@ fn a_peer_to_peer_transfer_never_touches_the_uplink() {
             link: &p.link,
         })
         .collect();
+    (sw, ports)
+}
+
+#[test]
+fn a_peer_to_peer_transfer_never_touches_the_uplink() {
+    let d = dir("p2p");
+    let cfg = load(&d, &switch_system(2, 8)).unwrap();
+    let (sw, ports) = fabric_specs(&cfg);
     let mut f = Fabric::build(&sw, &ports, None);
     let t = f.peer_write(0, 1, Time::ZERO, 1 << 20);
     let by = |n: &str| {
@@ -343,26 +350,7 @@ fn a_completion_entry_passes_data_booked_ahead_on_a_drives_link() {
     // idle path, while a megabyte of read data is still on the drive's link.
     let d = dir("ctl");
     let cfg = load(&d, &switch_system(2, 8)).unwrap();
-    let sw: Vec<SwitchSpec<'_>> = cfg
-        .switches
-        .iter()
-        .map(|s| SwitchSpec {
-            name: &s.name,
-            upstream: Upper::Root,
-            uplink: &s.uplink,
-            latency: s.latency,
-            ingress_buffer: s.ingress_buffer,
-        })
-        .collect();
-    let ports: Vec<PortSpec<'_>> = cfg
-        .drives
-        .iter()
-        .map(|p| PortSpec {
-            name: &p.name,
-            attach: Upper::Switch(0),
-            link: &p.link,
-        })
-        .collect();
+    let (sw, ports) = fabric_specs(&cfg);
     let idle = Fabric::build(&sw, &ports, None).completion(0, Time::ZERO, 16, Some(4));
     let mut f = Fabric::build(&sw, &ports, None);
     let data_at_host = f.device_write(0, Time::ZERO, 1 << 20);
