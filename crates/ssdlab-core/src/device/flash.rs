@@ -85,21 +85,126 @@ struct BusReq {
     extra: Time,
 }
 
-/// A die. Laid out by hand (`repr(C)`, cache-line aligned): what every
-/// event of the die tests (its array phase, a suspended operation, its
-/// generation) fills the first cache line (24 + 24 + 4 + 8 bytes); the
-/// data-out queue and the first priority's queue (reads by default) the
-/// second.
+/// No transaction (an empty [`TxnList`] end, an idle die's array).
+const NIL: u32 = u32::MAX;
+
+/// A FIFO of transactions threaded through [`FlashScheduler::next`]: a
+/// transaction waits in at most one list at a time (a die's priority
+/// queue, then its data-out queue), so one link per transaction serves
+/// them all and a die's queues take 8 bytes each instead of a buffer of
+/// their own (with several drives the dies' queue buffers did not fit the
+/// L1 cache: docs/performance.md).
+#[derive(Debug, Clone, Copy)]
+struct TxnList {
+    head: u32,
+    tail: u32,
+}
+
+impl TxnList {
+    const EMPTY: TxnList = TxnList {
+        head: NIL,
+        tail: NIL,
+    };
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// Exactly one transaction waits.
+    #[inline(always)]
+    fn is_single(&self) -> bool {
+        self.head != NIL && self.head == self.tail
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, next: &mut [u32], id: u32) {
+        next[id as usize] = NIL;
+        if self.head == NIL {
+            self.head = id;
+        } else {
+            next[self.tail as usize] = id;
+        }
+        self.tail = id;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self, next: &[u32]) -> Option<u32> {
+        let id = self.head;
+        if id == NIL {
+            return None;
+        }
+        self.head = next[id as usize];
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        Some(id)
+    }
+
+    fn len(&self, next: &[u32]) -> usize {
+        let (mut n, mut i) = (0, self.head);
+        while i != NIL {
+            n += 1;
+            i = next[i as usize];
+        }
+        n
+    }
+}
+
+/// A die: one cache line (`repr(C)`, aligned; size asserted by a test),
+/// its queues threaded through the transactions ([`TxnList`]).
 #[repr(C, align(64))]
 struct Die {
-    /// Transaction in the array phase (command/data-in on the bus, then tR/tPROG/tBERS) and its end.
-    array: Option<(u32, Time)>,
-    suspended: Option<(u32, Time)>,
-    gen: u32,
     busy: Time,
+    /// End of the array phase (`Time::MAX` until its bus cycles are
+    /// granted); meaningful while `array != NIL`.
+    array_end: Time,
+    /// Transaction in the array phase (command/data-in on the bus, then
+    /// tR/tPROG/tBERS), or [`NIL`].
+    array: u32,
+    gen: u32,
+    /// A suspended program or erase, or [`NIL`] (its remaining array time
+    /// is in [`FlashScheduler::suspended_left`]).
+    suspended: u32,
     /// Reads whose data sits in the page/cache register, waiting for or doing data out (front).
-    xfers: VecDeque<u32>,
-    queues: [VecDeque<u32>; 3],
+    xfers: TxnList,
+    queues: [TxnList; 3],
+}
+
+impl Die {
+    const IDLE: Die = Die {
+        busy: Time::ZERO,
+        array_end: Time::ZERO,
+        array: NIL,
+        gen: 0,
+        suspended: NIL,
+        xfers: TxnList::EMPTY,
+        queues: [TxnList::EMPTY; 3],
+    };
+
+    /// The transaction in the array phase and its end.
+    #[inline(always)]
+    fn array(&self) -> Option<(u32, Time)> {
+        (self.array != NIL).then_some((self.array, self.array_end))
+    }
+
+    #[inline(always)]
+    fn set_array(&mut self, tid: u32, end: Time) {
+        self.array = tid;
+        self.array_end = end;
+    }
+
+    /// Neither an array operation nor a data-out pending.
+    #[inline(always)]
+    fn is_idle(&self) -> bool {
+        self.array == NIL && self.xfers.is_empty()
+    }
+
+    /// The first priority rank with a transaction queued.
+    #[inline(always)]
+    fn first_queued(&self) -> Option<usize> {
+        (0..3).find(|&r| !self.queues[r].is_empty())
+    }
 }
 
 /// A channel bus with priority arbitration: command cycles (short, they
@@ -149,8 +254,12 @@ pub struct FlashScheduler {
     t_suspend: Time,
     t_resume: Time,
     txns: Vec<Txn>,
+    /// Per transaction: the next in its die's list ([`TxnList`]).
+    next: Vec<u32>,
     free: Vec<u32>,
     dies: Vec<Die>,
+    /// Per die: the remaining array time of its suspended operation.
+    suspended_left: Vec<Time>,
     /// Transactions per die and kind (read, write, erase) queued, running or
     /// suspended: kept apart from the dies' queues so that the back end's
     /// scan for a die with program room reads one short array.
@@ -187,17 +296,10 @@ impl FlashScheduler {
             t_suspend: n.t_suspend,
             t_resume: n.t_resume,
             txns: Vec::with_capacity(1024),
+            next: Vec::with_capacity(1024),
             free: Vec::new(),
-            dies: (0..n.total_dies())
-                .map(|_| Die {
-                    queues: Default::default(),
-                    array: None,
-                    xfers: VecDeque::new(),
-                    gen: 0,
-                    suspended: None,
-                    busy: Time::ZERO,
-                })
-                .collect(),
+            dies: (0..n.total_dies()).map(|_| Die::IDLE).collect(),
+            suspended_left: vec![Time::ZERO; n.total_dies() as usize],
             loads: vec![[0; 3]; n.total_dies() as usize],
             channels: (0..n.channels)
                 .map(|_| Channel {
@@ -223,7 +325,7 @@ impl FlashScheduler {
 
     /// Transactions of `kind` queued on a die (not counting running ones).
     pub fn queued(&self, die: u32, kind: OpKind) -> usize {
-        self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len()
+        self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len(&self.next)
     }
 
     /// Transactions of `kind` on a die that are queued, running or suspended.
@@ -239,10 +341,11 @@ impl FlashScheduler {
             i
         } else {
             self.txns.push(t);
+            self.next.push(NIL);
             (self.txns.len() - 1) as u32
         };
         let die = t.die as usize;
-        self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(id);
+        self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(&mut self.next, id);
         self.loads[die][kind_idx(t.kind)] += 1;
         if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
             self.try_suspend(now, t.die, sched);
@@ -252,10 +355,10 @@ impl FlashScheduler {
 
     fn try_suspend(&mut self, now: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
         let d = &self.dies[die as usize];
-        if d.suspended.is_some() {
+        if d.suspended != NIL {
             return;
         }
-        if let Some((tid, end)) = d.array {
+        if let Some((tid, end)) = d.array() {
             let k = self.txns[tid as usize].kind;
             let allowed = (k == OpKind::Write && self.program_suspend)
                 || (k == OpKind::Erase && self.erase_suspend);
@@ -264,8 +367,9 @@ impl FlashScheduler {
                 let remaining = end - now;
                 let d = &mut self.dies[die as usize];
                 d.gen = d.gen.wrapping_add(1);
-                d.suspended = Some((tid, remaining));
-                d.array = None;
+                d.suspended = tid;
+                self.suspended_left[die as usize] = remaining;
+                d.array = NIL;
                 d.busy = d.busy.saturating_sub(remaining);
                 self.stats.suspends += 1;
                 // Suspend cost: the read's array operation starts t_suspend later.
@@ -287,10 +391,10 @@ impl FlashScheduler {
                 for i in 0..self.dies_per_channel {
                     let d = base + (self.channels[ch].rr + i) % self.dies_per_channel;
                     let dd = &self.dies[d as usize];
-                    if dd.array.is_some() || !dd.xfers.is_empty() {
+                    if !dd.is_idle() {
                         continue;
                     }
-                    if let Some(r) = (0..3).find(|&r| !dd.queues[r].is_empty()) {
+                    if let Some(r) = dd.first_queued() {
                         if best.is_none_or(|(br, _)| r < br) {
                             best = Some((r, d));
                         }
@@ -303,8 +407,7 @@ impl FlashScheduler {
                 }
             }
             _ => {
-                let d = &self.dies[die as usize];
-                if d.array.is_none() && d.xfers.is_empty() {
+                if self.dies[die as usize].is_idle() {
                     self.start_next(now, die, sched);
                 }
             }
@@ -327,28 +430,30 @@ impl FlashScheduler {
         let di = die as usize;
         let read_rank = self.rank[0];
         let d = &mut self.dies[di];
-        if let Some((tid, remaining)) = d.suspended {
+        if d.suspended != NIL {
+            let tid = d.suspended;
             if d.queues[read_rank].is_empty() {
-                d.suspended = None;
+                let remaining = self.suspended_left[di];
+                d.suspended = NIL;
                 let end = at + self.t_resume + remaining;
-                d.array = Some((tid, end));
+                d.set_array(tid, end);
                 d.busy += self.t_resume + remaining;
                 sched(end, FlashEvent::ArrayDone { die, gen: d.gen });
                 return;
             }
             // Only reads may run while an operation is suspended.
-            let tid = d.queues[read_rank].pop_front().unwrap_or(u32::MAX);
+            let tid = d.queues[read_rank].pop_front(&self.next).unwrap_or(NIL);
             self.begin(at, die, tid, extra, sched);
             return;
         }
-        let Some(r) = (0..3).find(|&r| !d.queues[r].is_empty()) else {
+        let Some(r) = d.first_queued() else {
             if self.model == ExecutionModel::Sequential {
                 let ch = (die / self.dies_per_channel) as usize;
                 self.channels[ch].running = false;
             }
             return;
         };
-        let tid = d.queues[r].pop_front().unwrap_or(u32::MAX);
+        let tid = d.queues[r].pop_front(&self.next).unwrap_or(NIL);
         self.begin(at, die, tid, extra, sched);
     }
 
@@ -362,7 +467,7 @@ impl FlashScheduler {
     ) {
         let t = self.txns[tid as usize];
         let ch = (die / self.dies_per_channel) as usize;
-        self.dies[die as usize].array = Some((tid, Time::MAX));
+        self.dies[die as usize].set_array(tid, Time::MAX);
         if self.model == ExecutionModel::Interleaved {
             self.channels[ch].order.push_back((tid, false));
         }
@@ -435,7 +540,7 @@ impl FlashScheduler {
             BusUse::Cmd | BusUse::ProgramIn => {
                 let done = end + r.extra + t.t_array;
                 d.busy += r.extra + t.t_array;
-                d.array = Some((r.tid, done));
+                d.set_array(r.tid, done);
                 sched(
                     done,
                     FlashEvent::ArrayDone {
@@ -488,13 +593,13 @@ impl FlashScheduler {
                 if d.gen != gen {
                     return;
                 }
-                let Some((tid, _)) = d.array else { return };
+                let Some((tid, _)) = d.array() else { return };
                 let t = self.txns[tid as usize];
                 let ch = (die / self.dies_per_channel) as usize;
                 if t.kind == OpKind::Read {
                     let d = &mut self.dies[die as usize];
-                    d.array = None;
-                    d.xfers.push_back(tid);
+                    d.array = NIL;
+                    d.xfers.push_back(&mut self.next, tid);
                     self.bus_request(
                         now,
                         ch,
@@ -510,15 +615,15 @@ impl FlashScheduler {
                     let d = &mut self.dies[die as usize];
                     if self.cache_read
                         && self.model != ExecutionModel::Sequential
-                        && d.xfers.len() == 1
-                        && d.suspended.is_none()
+                        && d.xfers.is_single()
+                        && d.suspended == NIL
                     {
                         let rr = self.rank[0];
-                        if (0..3).find(|&r| !d.queues[r].is_empty()) == Some(rr) {
-                            if let Some(n) = d.queues[rr].pop_front() {
+                        if d.first_queued() == Some(rr) {
+                            if let Some(n) = d.queues[rr].pop_front(&self.next) {
                                 let tn = self.txns[n as usize];
                                 let end = now + self.t_cmd + tn.t_array;
-                                d.array = Some((n, end));
+                                d.set_array(n, end);
                                 d.busy += self.t_cmd + tn.t_array;
                                 if self.model == ExecutionModel::Interleaved {
                                     self.channels[ch].order.push_back((n, false));
@@ -528,7 +633,7 @@ impl FlashScheduler {
                         }
                     }
                 } else {
-                    self.dies[die as usize].array = None;
+                    self.dies[die as usize].array = NIL;
                     self.finish(now, die, tid, done, sched);
                 }
             }
@@ -537,7 +642,7 @@ impl FlashScheduler {
                 if d.gen != gen {
                     return;
                 }
-                let Some(tid) = d.xfers.pop_front() else {
+                let Some(tid) = d.xfers.pop_front(&self.next) else {
                     return;
                 };
                 self.finish(now, die, tid, done, sched);
@@ -587,8 +692,7 @@ impl FlashScheduler {
                 self.kick(now, base, sched);
             }
             _ => {
-                let d = &self.dies[die as usize];
-                if d.array.is_none() && d.xfers.is_empty() {
+                if self.dies[die as usize].is_idle() {
                     self.start_next(now, die, sched);
                 }
             }
@@ -604,7 +708,9 @@ impl FlashScheduler {
     pub fn array_progress(&self, t: Time) -> (f64, f64, f64) {
         let mut p = (0.0, 0.0, 0.0);
         for d in &self.dies {
-            let Some((tid, end)) = d.array else { continue };
+            let Some((tid, end)) = d.array() else {
+                continue;
+            };
             if end == Time::MAX {
                 continue;
             }
@@ -651,5 +757,39 @@ impl FlashScheduler {
     /// Transactions in flight or queued.
     pub fn outstanding(&self) -> usize {
         self.txns.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_die_fills_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Die>(), 64);
+    }
+
+    #[test]
+    fn threaded_lists_keep_fifo_order_per_list() {
+        let mut next = vec![NIL; 8];
+        let (mut a, mut b) = (TxnList::EMPTY, TxnList::EMPTY);
+        for i in [3, 1, 5] {
+            a.push_back(&mut next, i);
+        }
+        b.push_back(&mut next, 0);
+        assert_eq!(a.len(&next), 3);
+        assert!(b.is_single() && !a.is_single());
+        assert_eq!(a.pop_front(&next), Some(3));
+        // A transaction moves from one list to another.
+        b.push_back(&mut next, 3);
+        assert_eq!(a.pop_front(&next), Some(1));
+        assert_eq!(a.pop_front(&next), Some(5));
+        assert_eq!(a.pop_front(&next), None);
+        assert!(a.is_empty());
+        a.push_back(&mut next, 7);
+        assert!(a.is_single());
+        assert_eq!(b.pop_front(&next), Some(0));
+        assert_eq!(b.pop_front(&next), Some(3));
+        assert!(b.is_empty());
     }
 }
