@@ -141,6 +141,32 @@ impl TxnList {
         Some(id)
     }
 
+    /// [`TxnList::push_back`] over the links of a channel's queues.
+    #[inline(always)]
+    fn push_back_in(&mut self, bus: &mut [BusWait], id: u32) {
+        bus[id as usize].next = NIL;
+        if self.head == NIL {
+            self.head = id;
+        } else {
+            bus[self.tail as usize].next = id;
+        }
+        self.tail = id;
+    }
+
+    /// [`TxnList::pop_front`] over the links of a channel's queues.
+    #[inline(always)]
+    fn pop_front_in(&mut self, bus: &[BusWait]) -> Option<u32> {
+        let id = self.head;
+        if id == NIL {
+            return None;
+        }
+        self.head = bus[id as usize].next;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        Some(id)
+    }
+
     fn len(&self, next: &[u32]) -> usize {
         let (mut n, mut i) = (0, self.head);
         while i != NIL {
@@ -210,20 +236,29 @@ impl Die {
 /// A channel bus with priority arbitration: command cycles (short, they
 /// start idle dies) go before queued data transfers, which are FIFO.
 ///
-/// Laid out by hand (`repr(C)`, cache-line aligned): the test made on
-/// every grant (free? anything queued?) reads the first cache line.
+/// One cache line (`repr(C)`, aligned; size asserted by a test): its
+/// queues are threaded through the transactions ([`TxnList`] over
+/// [`FlashScheduler::bus`]: a transaction waits for at most one bus use
+/// at a time).
 #[repr(C, align(64))]
 struct Channel {
     busy_until: Time,
-    cmd_q: VecDeque<BusReq>,
-    data_q: VecDeque<BusReq>,
-    free_pending: bool,
     busy_total: Time,
+    cmd_q: TxnList,
+    data_q: TxnList,
+    rr: u32,
+    free_pending: bool,
     /// Sequential model: a transaction is running on this channel.
     running: bool,
-    rr: u32,
-    /// Interleaved model: issue order with done flags.
-    order: VecDeque<(u32, bool)>,
+}
+
+/// A transaction's place in a channel's queue and what it waits for
+/// there (a [`BusReq`] without its die, which the transaction names).
+#[derive(Debug, Clone, Copy)]
+struct BusWait {
+    next: u32,
+    what: BusUse,
+    extra: Time,
 }
 
 /// Scheduler counters.
@@ -256,6 +291,9 @@ pub struct FlashScheduler {
     txns: Vec<Txn>,
     /// Per transaction: the next in its die's list ([`TxnList`]).
     next: Vec<u32>,
+    /// Per transaction: its wait for a channel's bus, the next waiting
+    /// in the list it is in, and (their heads) `Channel::cmd_q`/`data_q`.
+    bus: Vec<BusWait>,
     free: Vec<u32>,
     dies: Vec<Die>,
     /// Per die: the remaining array time of its suspended operation.
@@ -265,6 +303,8 @@ pub struct FlashScheduler {
     /// scan for a die with program room reads one short array.
     loads: Vec<[u32; 3]>,
     channels: Vec<Channel>,
+    /// Interleaved model, per channel: issue order with done flags.
+    orders: Vec<VecDeque<(u32, bool)>>,
     /// Counters.
     pub stats: FlashStats,
 }
@@ -297,6 +337,7 @@ impl FlashScheduler {
             t_resume: n.t_resume,
             txns: Vec::with_capacity(1024),
             next: Vec::with_capacity(1024),
+            bus: Vec::with_capacity(1024),
             free: Vec::new(),
             dies: (0..n.total_dies()).map(|_| Die::IDLE).collect(),
             suspended_left: vec![Time::ZERO; n.total_dies() as usize],
@@ -306,13 +347,13 @@ impl FlashScheduler {
                     busy_until: Time::ZERO,
                     busy_total: Time::ZERO,
                     free_pending: false,
-                    cmd_q: VecDeque::new(),
-                    data_q: VecDeque::new(),
+                    cmd_q: TxnList::EMPTY,
+                    data_q: TxnList::EMPTY,
                     running: false,
                     rr: 0,
-                    order: VecDeque::new(),
                 })
                 .collect(),
+            orders: (0..n.channels).map(|_| VecDeque::new()).collect(),
             stats: FlashStats::default(),
         }
     }
@@ -342,6 +383,11 @@ impl FlashScheduler {
         } else {
             self.txns.push(t);
             self.next.push(NIL);
+            self.bus.push(BusWait {
+                next: NIL,
+                what: BusUse::Cmd,
+                extra: Time::ZERO,
+            });
             (self.txns.len() - 1) as u32
         };
         let die = t.die as usize;
@@ -469,7 +515,7 @@ impl FlashScheduler {
         let ch = (die / self.dies_per_channel) as usize;
         self.dies[die as usize].set_array(tid, Time::MAX);
         if self.model == ExecutionModel::Interleaved {
-            self.channels[ch].order.push_back((tid, false));
+            self.orders[ch].push_back((tid, false));
         }
         let what = if t.kind == OpKind::Write {
             BusUse::ProgramIn
@@ -510,11 +556,15 @@ impl FlashScheduler {
             self.bus_grant(now, ch, r, sched);
             return;
         }
-        if r.what == BusUse::Cmd {
-            c.cmd_q.push_back(r);
+        let w = &mut self.bus[r.tid as usize];
+        w.what = r.what;
+        w.extra = r.extra;
+        let q = if r.what == BusUse::Cmd {
+            &mut c.cmd_q
         } else {
-            c.data_q.push_back(r);
-        }
+            &mut c.data_q
+        };
+        q.push_back_in(&mut self.bus, r.tid);
         if !c.free_pending {
             c.free_pending = true;
             sched(c.busy_until.max(now), FlashEvent::BusFree { ch: ch as u32 });
@@ -567,8 +617,18 @@ impl FlashScheduler {
             sched(c.busy_until, FlashEvent::BusFree { ch: ch as u32 });
             return;
         }
-        let next = c.cmd_q.pop_front().or_else(|| c.data_q.pop_front());
-        if let Some(r) = next {
+        let next = c
+            .cmd_q
+            .pop_front_in(&self.bus)
+            .or_else(|| c.data_q.pop_front_in(&self.bus));
+        if let Some(tid) = next {
+            let w = self.bus[tid as usize];
+            let r = BusReq {
+                die: self.txns[tid as usize].die,
+                tid,
+                what: w.what,
+                extra: w.extra,
+            };
             self.bus_grant(now, ch, r, sched);
             let c = &mut self.channels[ch];
             if !c.cmd_q.is_empty() || !c.data_q.is_empty() {
@@ -626,7 +686,7 @@ impl FlashScheduler {
                                 d.set_array(n, end);
                                 d.busy += self.t_cmd + tn.t_array;
                                 if self.model == ExecutionModel::Interleaved {
-                                    self.channels[ch].order.push_back((n, false));
+                                    self.orders[ch].push_back((n, false));
                                 }
                                 sched(end, FlashEvent::ArrayDone { die, gen: d.gen });
                             }
@@ -671,11 +731,11 @@ impl FlashScheduler {
         }
         let ch = (die / self.dies_per_channel) as usize;
         if self.model == ExecutionModel::Interleaved {
-            if let Some(e) = self.channels[ch].order.iter_mut().find(|(i, _)| *i == tid) {
+            if let Some(e) = self.orders[ch].iter_mut().find(|(i, _)| *i == tid) {
                 e.1 = true;
             }
-            while let Some(&(i, true)) = self.channels[ch].order.front() {
-                self.channels[ch].order.pop_front();
+            while let Some(&(i, true)) = self.orders[ch].front() {
+                self.orders[ch].pop_front();
                 let ti = self.txns[i as usize];
                 done.push((ti.owner, ti.kind));
                 self.free.push(i);
@@ -765,8 +825,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_die_fills_one_cache_line() {
+    fn a_die_and_a_channel_fill_one_cache_line_each() {
         assert_eq!(std::mem::size_of::<Die>(), 64);
+        assert_eq!(std::mem::size_of::<Channel>(), 64);
     }
 
     #[test]
