@@ -117,61 +117,36 @@ impl TxnList {
         self.head != NIL && self.head == self.tail
     }
 
+    /// Append `id`; `BUS`: the channel-queue links, else the die's.
     #[inline(always)]
-    fn push_back(&mut self, next: &mut [u32], id: u32) {
-        next[id as usize] = NIL;
+    fn push_back<const BUS: bool>(&mut self, links: &mut [TxnLinks], id: u32) {
+        *links[id as usize].next::<BUS>() = NIL;
         if self.head == NIL {
             self.head = id;
         } else {
-            next[self.tail as usize] = id;
+            *links[self.tail as usize].next::<BUS>() = id;
         }
         self.tail = id;
     }
 
     #[inline(always)]
-    fn pop_front(&mut self, next: &[u32]) -> Option<u32> {
+    fn pop_front<const BUS: bool>(&mut self, links: &mut [TxnLinks]) -> Option<u32> {
         let id = self.head;
         if id == NIL {
             return None;
         }
-        self.head = next[id as usize];
+        self.head = *links[id as usize].next::<BUS>();
         if self.head == NIL {
             self.tail = NIL;
         }
         Some(id)
     }
 
-    /// [`TxnList::push_back`] over the links of a channel's queues.
-    #[inline(always)]
-    fn push_back_in(&mut self, bus: &mut [BusWait], id: u32) {
-        bus[id as usize].next = NIL;
-        if self.head == NIL {
-            self.head = id;
-        } else {
-            bus[self.tail as usize].next = id;
-        }
-        self.tail = id;
-    }
-
-    /// [`TxnList::pop_front`] over the links of a channel's queues.
-    #[inline(always)]
-    fn pop_front_in(&mut self, bus: &[BusWait]) -> Option<u32> {
-        let id = self.head;
-        if id == NIL {
-            return None;
-        }
-        self.head = bus[id as usize].next;
-        if self.head == NIL {
-            self.tail = NIL;
-        }
-        Some(id)
-    }
-
-    fn len(&self, next: &[u32]) -> usize {
+    fn len(&self, links: &[TxnLinks]) -> usize {
         let (mut n, mut i) = (0, self.head);
         while i != NIL {
             n += 1;
-            i = next[i as usize];
+            i = links[i as usize].die;
         }
         n
     }
@@ -252,13 +227,35 @@ struct Channel {
     running: bool,
 }
 
-/// A transaction's place in a channel's queue and what it waits for
-/// there (a [`BusReq`] without its die, which the transaction names).
+/// A transaction's places in the lists it waits in ([`TxnList`]): its
+/// die's (a priority queue, then data out) and a channel's queue for the
+/// bus, with what it waits for there (a [`BusReq`] without its die, which
+/// the transaction names; a suspend's extra time, rare, is kept apart in
+/// [`FlashScheduler::bus_extra`]).
 #[derive(Debug, Clone, Copy)]
-struct BusWait {
-    next: u32,
+struct TxnLinks {
+    die: u32,
+    bus: u32,
     what: BusUse,
-    extra: Time,
+    has_extra: bool,
+}
+
+impl TxnLinks {
+    const NONE: TxnLinks = TxnLinks {
+        die: NIL,
+        bus: NIL,
+        what: BusUse::Cmd,
+        has_extra: false,
+    };
+
+    #[inline(always)]
+    fn next<const BUS: bool>(&mut self) -> &mut u32 {
+        if BUS {
+            &mut self.bus
+        } else {
+            &mut self.die
+        }
+    }
 }
 
 /// Scheduler counters.
@@ -289,11 +286,11 @@ pub struct FlashScheduler {
     t_suspend: Time,
     t_resume: Time,
     txns: Vec<Txn>,
-    /// Per transaction: the next in its die's list ([`TxnList`]).
-    next: Vec<u32>,
-    /// Per transaction: its wait for a channel's bus, the next waiting
-    /// in the list it is in, and (their heads) `Channel::cmd_q`/`data_q`.
-    bus: Vec<BusWait>,
+    /// Per transaction: its places in the die's and a channel's lists.
+    links: Vec<TxnLinks>,
+    /// Per transaction (grown when first needed): the extra array time of
+    /// its wait for the bus, when `TxnLinks::has_extra`.
+    bus_extra: Vec<Time>,
     free: Vec<u32>,
     dies: Vec<Die>,
     /// Per die: the remaining array time of its suspended operation.
@@ -336,8 +333,8 @@ impl FlashScheduler {
             t_suspend: n.t_suspend,
             t_resume: n.t_resume,
             txns: Vec::with_capacity(1024),
-            next: Vec::with_capacity(1024),
-            bus: Vec::with_capacity(1024),
+            links: Vec::with_capacity(1024),
+            bus_extra: Vec::new(),
             free: Vec::new(),
             dies: (0..n.total_dies()).map(|_| Die::IDLE).collect(),
             suspended_left: vec![Time::ZERO; n.total_dies() as usize],
@@ -366,7 +363,7 @@ impl FlashScheduler {
 
     /// Transactions of `kind` queued on a die (not counting running ones).
     pub fn queued(&self, die: u32, kind: OpKind) -> usize {
-        self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len(&self.next)
+        self.dies[die as usize].queues[self.rank[kind_idx(kind)]].len(&self.links)
     }
 
     /// Transactions of `kind` on a die that are queued, running or suspended.
@@ -382,16 +379,11 @@ impl FlashScheduler {
             i
         } else {
             self.txns.push(t);
-            self.next.push(NIL);
-            self.bus.push(BusWait {
-                next: NIL,
-                what: BusUse::Cmd,
-                extra: Time::ZERO,
-            });
+            self.links.push(TxnLinks::NONE);
             (self.txns.len() - 1) as u32
         };
         let die = t.die as usize;
-        self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back(&mut self.next, id);
+        self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back::<false>(&mut self.links, id);
         self.loads[die][kind_idx(t.kind)] += 1;
         if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
             self.try_suspend(now, t.die, sched);
@@ -488,7 +480,9 @@ impl FlashScheduler {
                 return;
             }
             // Only reads may run while an operation is suspended.
-            let tid = d.queues[read_rank].pop_front(&self.next).unwrap_or(NIL);
+            let tid = d.queues[read_rank]
+                .pop_front::<false>(&mut self.links)
+                .unwrap_or(NIL);
             self.begin(at, die, tid, extra, sched);
             return;
         }
@@ -499,7 +493,9 @@ impl FlashScheduler {
             }
             return;
         };
-        let tid = d.queues[r].pop_front(&self.next).unwrap_or(NIL);
+        let tid = d.queues[r]
+            .pop_front::<false>(&mut self.links)
+            .unwrap_or(NIL);
         self.begin(at, die, tid, extra, sched);
     }
 
@@ -556,15 +552,22 @@ impl FlashScheduler {
             self.bus_grant(now, ch, r, sched);
             return;
         }
-        let w = &mut self.bus[r.tid as usize];
+        let w = &mut self.links[r.tid as usize];
         w.what = r.what;
-        w.extra = r.extra;
+        w.has_extra = r.extra > Time::ZERO;
+        if w.has_extra {
+            let i = r.tid as usize;
+            if self.bus_extra.len() <= i {
+                self.bus_extra.resize(i + 1, Time::ZERO);
+            }
+            self.bus_extra[i] = r.extra;
+        }
         let q = if r.what == BusUse::Cmd {
             &mut c.cmd_q
         } else {
             &mut c.data_q
         };
-        q.push_back_in(&mut self.bus, r.tid);
+        q.push_back::<true>(&mut self.links, r.tid);
         if !c.free_pending {
             c.free_pending = true;
             sched(c.busy_until.max(now), FlashEvent::BusFree { ch: ch as u32 });
@@ -619,15 +622,19 @@ impl FlashScheduler {
         }
         let next = c
             .cmd_q
-            .pop_front_in(&self.bus)
-            .or_else(|| c.data_q.pop_front_in(&self.bus));
+            .pop_front::<true>(&mut self.links)
+            .or_else(|| c.data_q.pop_front::<true>(&mut self.links));
         if let Some(tid) = next {
-            let w = self.bus[tid as usize];
+            let w = self.links[tid as usize];
             let r = BusReq {
                 die: self.txns[tid as usize].die,
                 tid,
                 what: w.what,
-                extra: w.extra,
+                extra: if w.has_extra {
+                    self.bus_extra[tid as usize]
+                } else {
+                    Time::ZERO
+                },
             };
             self.bus_grant(now, ch, r, sched);
             let c = &mut self.channels[ch];
@@ -659,7 +666,7 @@ impl FlashScheduler {
                 if t.kind == OpKind::Read {
                     let d = &mut self.dies[die as usize];
                     d.array = NIL;
-                    d.xfers.push_back(&mut self.next, tid);
+                    d.xfers.push_back::<false>(&mut self.links, tid);
                     self.bus_request(
                         now,
                         ch,
@@ -680,7 +687,7 @@ impl FlashScheduler {
                     {
                         let rr = self.rank[0];
                         if d.first_queued() == Some(rr) {
-                            if let Some(n) = d.queues[rr].pop_front(&self.next) {
+                            if let Some(n) = d.queues[rr].pop_front::<false>(&mut self.links) {
                                 let tn = self.txns[n as usize];
                                 let end = now + self.t_cmd + tn.t_array;
                                 d.set_array(n, end);
@@ -702,7 +709,7 @@ impl FlashScheduler {
                 if d.gen != gen {
                     return;
                 }
-                let Some(tid) = d.xfers.pop_front(&self.next) else {
+                let Some(tid) = d.xfers.pop_front::<false>(&mut self.links) else {
                     return;
                 };
                 self.finish(now, die, tid, done, sched);
@@ -832,25 +839,25 @@ mod tests {
 
     #[test]
     fn threaded_lists_keep_fifo_order_per_list() {
-        let mut next = vec![NIL; 8];
+        let mut next = vec![TxnLinks::NONE; 8];
         let (mut a, mut b) = (TxnList::EMPTY, TxnList::EMPTY);
         for i in [3, 1, 5] {
-            a.push_back(&mut next, i);
+            a.push_back::<false>(&mut next, i);
         }
-        b.push_back(&mut next, 0);
+        b.push_back::<false>(&mut next, 0);
         assert_eq!(a.len(&next), 3);
         assert!(b.is_single() && !a.is_single());
-        assert_eq!(a.pop_front(&next), Some(3));
+        assert_eq!(a.pop_front::<false>(&mut next), Some(3));
         // A transaction moves from one list to another.
-        b.push_back(&mut next, 3);
-        assert_eq!(a.pop_front(&next), Some(1));
-        assert_eq!(a.pop_front(&next), Some(5));
-        assert_eq!(a.pop_front(&next), None);
+        b.push_back::<false>(&mut next, 3);
+        assert_eq!(a.pop_front::<false>(&mut next), Some(1));
+        assert_eq!(a.pop_front::<false>(&mut next), Some(5));
+        assert_eq!(a.pop_front::<false>(&mut next), None);
         assert!(a.is_empty());
-        a.push_back(&mut next, 7);
+        a.push_back::<false>(&mut next, 7);
         assert!(a.is_single());
-        assert_eq!(b.pop_front(&next), Some(0));
-        assert_eq!(b.pop_front(&next), Some(3));
+        assert_eq!(b.pop_front::<false>(&mut next), Some(0));
+        assert_eq!(b.pop_front::<false>(&mut next), Some(3));
         assert!(b.is_empty());
     }
 }
