@@ -469,8 +469,9 @@ impl Drive {
                 let cmd = (owner & 0xffff_ffff) as u32;
                 let n = (owner >> 32) & 0xff_ffff;
                 let bytes = self.dma_bytes(cmd, n * self.unit_bytes);
-                let span = fabric.device_write_time(self.port, bytes);
-                self.fw.host_dma(now, span);
+                let port = self.port;
+                self.fw
+                    .host_dma(now, || fabric.device_write_time(port, bytes));
                 if self.read_data_waits(now, bytes, fabric) {
                     self.dma_wait.push_back((cmd, bytes, now, true));
                     self.send_waiting_dma(now, false, eq, fabric);

@@ -111,14 +111,15 @@ impl Drive {
                     Some(self.data_out(fabric, cmd, t, b))
                 }
             };
-            let span = xfer
-                + self.dev.cache.dram_latency
-                + if write {
-                    fabric.device_read_time(self.port, b)
-                } else {
-                    fabric.device_write_time(self.port, b)
-                };
-            self.fw.host_dma(now, span);
+            let (port, lat) = (self.port, self.dev.cache.dram_latency);
+            self.fw.host_dma(now, || {
+                xfer + lat
+                    + if write {
+                        fabric.device_read_time(port, b)
+                    } else {
+                        fabric.device_write_time(port, b)
+                    }
+            });
             self.cmds[cmd as usize].pending = 1;
             if let Some(done) = done {
                 eq.at(done, Event::ReadDma { d: self.index, cmd });
@@ -214,17 +215,16 @@ impl Drive {
             } else {
                 Some(self.data_out(fabric, cmd, t, bytes))
             };
-            let mut span = fabric.device_write_time(self.port, bytes);
-            if dram_units > 0 {
-                span = span
-                    + self
-                        .dev
-                        .cache
-                        .dram_bandwidth
-                        .transfer_time(dram_units * self.unit_bytes)
-                    + self.dev.cache.dram_latency;
-            }
-            self.fw.host_dma(now, span);
+            let (port, unit, cache) = (self.port, self.unit_bytes, &self.dev.cache);
+            self.fw.host_dma(now, || {
+                let mut span = fabric.device_write_time(port, bytes);
+                if dram_units > 0 {
+                    span = span
+                        + cache.dram_bandwidth.transfer_time(dram_units * unit)
+                        + cache.dram_latency;
+                }
+                span
+            });
             match arrive {
                 Some(a) => eq.at(a, Event::ReadDma { d: self.index, cmd }),
                 None => self.queue_read_data(now, cmd, bytes, t, eq, fabric),
@@ -410,10 +410,12 @@ impl Drive {
             .dram
             .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));
         let done = e + self.dev.cache.dram_latency;
-        let span = fabric.device_read_time(self.port, n)
-            + self.dev.cache.dram_bandwidth.transfer_time(n)
-            + self.dev.cache.dram_latency;
-        self.fw.host_dma(now, span);
+        let (port, cache) = (self.port, &self.dev.cache);
+        self.fw.host_dma(now, || {
+            fabric.device_read_time(port, n)
+                + cache.dram_bandwidth.transfer_time(n)
+                + cache.dram_latency
+        });
         eq.at(done, Event::WriteIn { d: self.index, cmd });
     }
 

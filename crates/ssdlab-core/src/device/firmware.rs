@@ -209,12 +209,14 @@ impl Firmware {
     }
 
     /// The issue stage started a host data transfer at `from` that takes
-    /// `span` on an idle link; with `host_dma = "blocking"` its executor
-    /// spins that long ([`Compute::hold_for_dma`]).
+    /// `span()` on an idle link; with `host_dma = "blocking"` its executor
+    /// spins that long ([`Compute::hold_for_dma`]). The span is computed
+    /// only when modelled cores run the stages (a fabric path's idle time
+    /// and a DRAM transfer time per command otherwise for nothing).
     #[inline]
-    pub fn host_dma(&mut self, from: Time, span: Time) {
+    pub fn host_dma(&mut self, from: Time, span: impl FnOnce() -> Time) {
         if let Some(c) = &mut self.compute {
-            c.hold_for_dma(from, span);
+            c.hold_for_dma(from, span());
         }
     }
 
