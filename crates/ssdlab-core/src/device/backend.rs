@@ -300,10 +300,7 @@ impl Drive {
     /// waits): see [`Fabric::up_backlog`].
     #[inline]
     pub(super) fn read_data_waits(&self, now: Time, bytes: u64, fabric: &Fabric) -> bool {
-        !self.dma_wait.is_empty()
-            || fabric
-                .up_backlog(self.port, now, fabric.link(self.port).payload_time(bytes))
-                .is_some()
+        !self.dma_wait.is_empty() || fabric.up_backlog(self.port, now, bytes).is_some()
     }
 
     /// Queue `bytes` of command `cmd`'s read data, ready at `ready`, for the
@@ -336,10 +333,9 @@ impl Drive {
     ) {
         let mut due = woken;
         while let Some(&(cmd, bytes, ready, direct)) = self.dma_wait.front() {
-            let slack = fabric.link(self.port).payload_time(bytes);
             let first_due = std::mem::take(&mut due);
             if let Some(free) = fabric
-                .up_backlog(self.port, now, slack)
+                .up_backlog(self.port, now, bytes)
                 .filter(|_| !first_due)
             {
                 if !self.dma_wakeup {

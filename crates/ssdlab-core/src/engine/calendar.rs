@@ -299,6 +299,24 @@ impl Calendar {
         Time(s + need)
     }
 
+    /// An upper bound of [`Calendar::end_for`] for `at` at or after the
+    /// floor: the booking would end by then even if all the work booked
+    /// came before it (after the last stretch everything is idle). O(1).
+    #[inline]
+    pub fn end_bound(&self, at: Time, service: Time) -> Time {
+        let need = service.0 + self.carried;
+        let s = at.0.max(self.stall);
+        if need == 0 {
+            return at;
+        }
+        let last = if self.len == 0 {
+            0
+        } else {
+            self.get(self.len - 1).1
+        };
+        Time(s.max(last) + need)
+    }
+
     /// Flow control: nothing starts before `t` (the link is stalled, not
     /// working: no busy time is added).
     pub fn hold_until(&mut self, t: Time) {
@@ -400,6 +418,10 @@ mod tests {
                 let at = now + rnd(reach);
                 let need = 1 + rnd(9);
                 let ahead = c.end_for(Time::ns(now), Time::ns(at), Time::ns(need));
+                assert!(
+                    c.end_bound(Time::ns(at), Time::ns(need)) >= ahead,
+                    "end_bound must bound end_for"
+                );
                 let (s, e) = c.reserve(Time::ns(now), Time::ns(at), Time::ns(need));
                 assert_eq!(ahead, e, "end_for must predict reserve");
                 // Reference: the first `need` free units from `at`.

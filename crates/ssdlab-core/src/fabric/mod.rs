@@ -633,13 +633,22 @@ impl Fabric {
     /// (about round robin) rather than in the order drives booked ahead.
     /// `None` at the root (a one-drive system books as before) and when the
     /// backlog is within `slack`.
+    /// `slack` is the wire time of the transfer's `bytes` on the drive's
+    /// link.
     #[inline]
-    pub fn up_backlog(&self, port: usize, now: Time, slack: Time) -> Option<Time> {
+    pub fn up_backlog(&self, port: usize, now: Time, bytes: u64) -> Option<Time> {
         if self.single || self.pcie_hops(port) == 1 {
             return None;
         }
-        let end = self.links[self.paths[port][0].link].up_end_for(self.clock, now, slack);
-        (end > now + slack.times(2)).then(|| end - slack.times(2))
+        let link = &self.links[self.paths[port][0].link];
+        let slack = link.payload_time(bytes);
+        let limit = now + slack.times(2);
+        if link.up_end_bound(now, slack) <= limit {
+            // Cannot end later than that: no backlog (no calendar walk).
+            return None;
+        }
+        let end = link.up_end_for(self.clock, now, slack);
+        (end > limit).then(|| end - slack.times(2))
     }
 
     /// The link a drive at `port` attaches with.

@@ -287,6 +287,16 @@ impl Link {
         }
     }
 
+    /// An upper bound of [`Link::up_end_for`] (`now` at or after the
+    /// clock): what is booked ahead, if it all came first.
+    #[inline]
+    pub(crate) fn up_end_bound(&self, now: Time, service: Time) -> Time {
+        match &self.cal {
+            Some(c) => c[0].end_bound(now, service),
+            None => self.up.start_for(now, service) + service,
+        }
+    }
+
     /// Is this link shared by several drives (a switch's uplink)?
     #[inline]
     pub(crate) fn is_shared(&self) -> bool {
