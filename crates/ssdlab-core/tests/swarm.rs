@@ -44,6 +44,10 @@
 //! Half the page-mapped MLC cases (their own draw) write through an SLC
 //! cache (issue 12: static and dynamic regions, folding, direct writes or
 //! waiting for folds when it is full) where the drive has room for it.
+//!
+//! Half the cases (their own draw) change the flash scheduler: the
+//! interleaved or sequential execution model, program and erase
+//! suspension for waiting reads, cache reads.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -135,6 +139,15 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
         1 => ("512B", "1KiB"),
         _ => ("4KiB", "all"),
     };
+    // The flash scheduler's execution model, program/erase suspension and
+    // cache reads (a stream of their own): half the cases leave them at
+    // their defaults.
+    let mut fl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x666c_7368);
+    let execution =
+        ["out-of-order", "out-of-order", "interleaved", "sequential"][fl.gen_range(0..4)];
+    let program_suspend = fl.gen_bool(0.3);
+    let erase_suspend = fl.gen_bool(0.3);
+    let cache_read = fl.gen_bool(0.5);
     let mut checkpoint = checkpoint;
     if scheme != "page" || mapping == "all" {
         unit = "4KiB";
@@ -172,7 +185,12 @@ checkpoint_log_size = "{log_size}"
 mapping = "{scheme}"
 log_blocks = {log_blocks}
 validity_log = "{validity}"
+[flash]
+execution = "{execution}"
+program_suspend = {program_suspend}
+erase_suspend = {erase_suspend}
 [nand]
+cache_read = {cache_read}
 channels = {channels}
 chips_per_channel = {chips}
 dies_per_chip = 1
@@ -191,7 +209,7 @@ grown_bad_rate = "{grown}%"
     );
     let summary = format!(
         "{channels}ch x {chips} dies x {planes} planes x {blocks} blocks x {pages} pages of {page}, {cell}, \
-         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}, capacitors {caps}), mapping cache {mapping} ({unit} units, directory {directory}), checkpoints {checkpoint} / {log_size} of log, {scheme} mapping ({log_blocks} log blocks, buffer of {buffer_unit}s), validity log {validity}"
+         OP {op}%, {bad}% bad blocks, {grown}% failed erases ({spare}% replacements), GC {policy} {soft}/{hard}, WL {wl}, buffer {wbuf} (PLP {plp}, capacitors {caps}), mapping cache {mapping} ({unit} units, directory {directory}), checkpoints {checkpoint} / {log_size} of log, {scheme} mapping ({log_blocks} log blocks, buffer of {buffer_unit}s), validity log {validity}, flash {execution} (suspend program {program_suspend} / erase {erase_suspend}, cache read {cache_read})"
     );
     (text, summary)
 }
