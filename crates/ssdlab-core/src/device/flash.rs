@@ -88,12 +88,12 @@ struct BusReq {
 /// No transaction (an empty [`TxnList`] end, an idle die's array).
 const NIL: u32 = u32::MAX;
 
-/// A FIFO of transactions threaded through [`FlashScheduler::next`]: a
-/// transaction waits in at most one list at a time (a die's priority
-/// queue, then its data-out queue), so one link per transaction serves
-/// them all and a die's queues take 8 bytes each instead of a buffer of
-/// their own (with several drives the dies' queue buffers did not fit the
-/// L1 cache: docs/performance.md).
+/// A FIFO of transactions threaded through their [`TxnLinks`]
+/// (`FlashScheduler::links`): a transaction waits in at most one of its
+/// die's lists at a time (a priority queue, then data out) and in at most
+/// one channel queue, so two links per transaction serve them all and a
+/// queue takes 8 bytes instead of a buffer of its own (with several drives
+/// the queues' buffers did not fit the L1 cache: docs/performance.md).
 #[derive(Debug, Clone, Copy)]
 struct TxnList {
     head: u32,
@@ -142,6 +142,7 @@ impl TxnList {
         Some(id)
     }
 
+    /// Length of a die's list (walks the die links).
     fn len(&self, links: &[TxnLinks]) -> usize {
         let (mut n, mut i) = (0, self.head);
         while i != NIL {
@@ -212,9 +213,8 @@ impl Die {
 /// start idle dies) go before queued data transfers, which are FIFO.
 ///
 /// One cache line (`repr(C)`, aligned; size asserted by a test): its
-/// queues are threaded through the transactions ([`TxnList`] over
-/// [`FlashScheduler::bus`]: a transaction waits for at most one bus use
-/// at a time).
+/// queues are threaded through the transactions' bus links ([`TxnList`],
+/// [`TxnLinks`]: a transaction waits for at most one bus use at a time).
 #[repr(C, align(64))]
 struct Channel {
     busy_until: Time,

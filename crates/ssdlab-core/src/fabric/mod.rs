@@ -624,17 +624,16 @@ impl Fabric {
         self.clock = now;
     }
 
-    /// A drive behind a switch whose own link has more than `slack` of
-    /// device-to-host work booked or stalled ahead of `now`: returns when
-    /// only `slack` is left. The drive keeps its next data transfer until
+    /// A drive behind a switch whose own link has more than `slack` (the
+    /// wire time of the transfer's `bytes` on that link) of device-to-host
+    /// work booked or stalled ahead of `now`: returns when only `slack` is
+    /// left. The drive keeps its next data transfer until
     /// then instead of booking it behind the backlog, so each port has at
     /// most about one transfer booked ahead, the switch sees each port's
     /// transfers about as they arrive and serves its ports in arrival order
     /// (about round robin) rather than in the order drives booked ahead.
     /// `None` at the root (a one-drive system books as before) and when the
     /// backlog is within `slack`.
-    /// `slack` is the wire time of the transfer's `bytes` on the drive's
-    /// link.
     #[inline]
     pub fn up_backlog(&self, port: usize, now: Time, bytes: u64) -> Option<Time> {
         if self.single || self.pcie_hops(port) == 1 {
