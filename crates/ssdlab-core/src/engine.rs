@@ -5,44 +5,27 @@
 use crate::units::Time;
 
 mod calendar;
+mod heap;
+mod wheel;
 pub use calendar::Calendar;
+use heap::{Entry, Heap};
+use wheel::Wheel;
 
-/// A scheduled event and its key: time (ps) in the high 64 bits, the
-/// scheduling sequence number in the low 64 (unique, so no two keys tie).
-#[derive(Clone, Copy)]
-struct Entry<E> {
-    key: u128,
-    ev: E,
-}
-
-/// Future-event list: a binary min-heap on (time, seq), hand-rolled for
-/// the hot path. `pop` moves a hole from the root to the bottom (one
-/// comparison per level, between the two children) and lifts the last
-/// entry into it from there, the bottom-up variant that std's
-/// `BinaryHeap::pop` also uses; unlike std it copies whole entries (events
-/// are `Copy`) rather than swapping them in 8-byte pieces, which made the
-/// next load of the root wait on a failed store-to-load forward (most of
-/// the event loop's own samples in a profile, docs/performance.md).
-///
-/// Entries are numbered from 1 (the root) and stored two to a 64-byte
-/// aligned [`Pair`]: the children of entry `k` are `2k` and `2k + 1`, one
-/// pair, so each level of a pop reads one cache line (with several drives
-/// the heap holds about a hundred events and its lower levels are not in
-/// the L1 cache: docs/performance.md).
+/// Future-event list: a timing wheel ([`wheel::Wheel`]) for the events due
+/// within a few hundred µs of the clock (nearly all of them: commands,
+/// transfers, NAND reads), and a binary heap ([`heap::Heap`]) for the rest
+/// (further ahead, or past a slot's capacity). A pop takes the smaller of
+/// the two minima, so the order is exactly (time, sequence) whichever holds
+/// an event. With the heap alone a pop sifted through every level of it,
+/// and a system of four drives has four times the events pending (two
+/// levels more per pop: docs/performance.md); on the wheel scheduling and
+/// popping cost about the same however many are pending.
 pub struct EventQueue<E> {
-    /// Entry `k` is `pairs[k / 2].0[k % 2]`; entry 0 is unused.
-    pairs: Vec<Pair<E>>,
-    /// Entries in the heap (numbered `1..=len`).
-    len: usize,
+    wheel: Wheel<E>,
+    heap: Heap<E>,
     seq: u64,
     now: Time,
 }
-
-/// Two sibling entries of the heap, on one cache line when an entry is 32
-/// bytes (the simulator's events).
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Pair<E>([Entry<E>; 2]);
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
@@ -53,28 +36,12 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// Empty queue at time zero.
     pub fn new() -> Self {
-        assert_eq!(
-            std::mem::size_of::<Pair<E>>(),
-            2 * std::mem::size_of::<Entry<E>>(),
-            "an event's heap entry must fill half a cache line, or whole lines"
-        );
         EventQueue {
-            pairs: Vec::with_capacity(512),
-            len: 0,
+            wheel: Wheel::new(),
+            heap: Heap::new(),
             seq: 0,
             now: Time::ZERO,
         }
-    }
-
-    /// Entry `k` (`1 <= k < 2 * pairs.len()`): pairs have no padding
-    /// (asserted in [`EventQueue::new`]), so the entries are one array.
-    #[inline(always)]
-    fn slot(&mut self, k: usize) -> *mut Entry<E> {
-        debug_assert!(k < 2 * self.pairs.len());
-        // SAFETY: callers pass `k < 2 * pairs.len()` (entries of the heap,
-        // or the one just past them, whose pair exists), and a pair is
-        // exactly two entries.
-        unsafe { (self.pairs.as_mut_ptr() as *mut Entry<E>).add(k) }
     }
 
     /// Current simulated time (time of the last popped event).
@@ -96,34 +63,8 @@ impl<E: Copy> EventQueue<E> {
             key: ((t.0 as u128) << 64) | self.seq as u128,
             ev,
         };
-        self.len += 1;
-        if self.len >= 2 * self.pairs.len() {
-            // (The filler is overwritten before it is read.)
-            self.pairs.push(Pair([e, e]));
-        }
-        self.sift_up(self.len, e);
-    }
-
-    /// Put `e` where the hole at `pos` rises to: parents with larger keys
-    /// move down into the hole.
-    #[inline(always)]
-    fn sift_up(&mut self, mut pos: usize, e: Entry<E>) {
-        debug_assert!(pos >= 1 && pos <= self.len);
-        let pos_ok = pos >= 1 && pos <= self.len;
-        assert!(pos_ok, "heap position out of range");
-        // SAFETY: `1 <= pos <= len` (asserted) and every entry visited is an
-        // ancestor of `pos`, so in `1..=len`. Entries are `Copy`.
-        unsafe {
-            while pos > 1 {
-                let parent = pos / 2;
-                let p = *self.slot(parent);
-                if p.key < e.key {
-                    break;
-                }
-                *self.slot(pos) = p;
-                pos = parent;
-            }
-            *self.slot(pos) = e;
+        if let Err(e) = self.wheel.push(e) {
+            self.heap.push(e);
         }
     }
 
@@ -137,54 +78,35 @@ impl<E: Copy> EventQueue<E> {
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.len == 0 {
-            return None;
-        }
-        let len = self.len - 1;
-        // SAFETY: entries `1..=self.len` exist; below, every entry read or
-        // written is `1`, `child < len` or `child + 1 <= len` (the loop
-        // conditions), or `pos`, a former `child`: all in `1..=len`.
-        let (top, last) = unsafe { (*self.slot(1), *self.slot(self.len)) };
-        self.len = len;
-        if len > 0 {
-            let pos = unsafe {
-                // The hole at the root goes down to a leaf along the
-                // smaller children...
-                let mut pos = 1;
-                let mut child = 2;
-                while child < len {
-                    child += ((*self.slot(child + 1)).key < (*self.slot(child)).key) as usize;
-                    *self.slot(pos) = *self.slot(child);
-                    pos = child;
-                    child = 2 * pos;
-                }
-                if child == len {
-                    *self.slot(pos) = *self.slot(child);
-                    pos = child;
-                }
-                pos
-            };
-            // ...and the last entry rises from there to its place.
-            self.sift_up(pos, last);
-        }
-        self.now = Time((top.key >> 64) as u64);
-        Some((self.now, top.ev))
+        let e = match self.wheel.min() {
+            Some(m) if m.key < self.heap.top_key() => self.wheel.take(m),
+            _ => self.heap.pop()?,
+        };
+        let t = (e.key >> 64) as u64;
+        self.wheel.advance(t);
+        self.now = Time(t);
+        Some((self.now, e.ev))
     }
 
     /// Time of the next event, if any (without popping it).
     #[inline]
     pub fn next_time(&self) -> Option<Time> {
-        (self.len > 0).then(|| Time((self.pairs[0].0[1].key >> 64) as u64))
+        let key = self
+            .wheel
+            .min()
+            .map_or(u128::MAX, |m| m.key)
+            .min(self.heap.top_key());
+        (key != u128::MAX).then_some(Time((key >> 64) as u64))
     }
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.len
+        self.wheel.len() + self.heap.len()
     }
 
     /// No events pending.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Events scheduled so far.
@@ -291,36 +213,65 @@ mod tests {
     /// two lines).
     #[test]
     fn two_simulator_events_fill_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Pair<crate::events::Event>>(), 64);
-        assert_eq!(std::mem::align_of::<Pair<crate::events::Event>>(), 64);
+        assert_eq!(std::mem::size_of::<heap::Pair<crate::events::Event>>(), 64);
+        assert_eq!(std::mem::align_of::<heap::Pair<crate::events::Event>>(), 64);
     }
 
     proptest::proptest! {
-        /// Events pop in (time, scheduling order), pushes and pops interleaved.
+        /// Events pop in (time, scheduling order), pushes and pops
+        /// interleaved, at every scale: within one slot of the wheel (and
+        /// past its capacity), across slots, wrapping, and beyond its reach
+        /// (the heap); `next_time` and `len` agree with what pops.
         #[test]
-        fn pops_in_time_then_scheduling_order(ops in proptest::collection::vec((0u64..50, proptest::bool::ANY), 1..300)) {
+        fn pops_in_time_then_scheduling_order(ops in proptest::collection::vec((0u64..1000, 0usize..5, proptest::bool::ANY), 1..400)) {
             let mut q = EventQueue::new();
             let mut reference: Vec<(u64, u32)> = Vec::new();
             let mut n = 0u32;
-            for (dt, pop) in ops {
+            for (v, scale, pop) in ops {
                 if pop {
-                    let got = q.pop().map(|(t, e)| (t.0, e));
                     reference.sort();
+                    proptest::prop_assert_eq!(q.next_time().map(|t| t.0), reference.first().map(|r| r.0));
+                    let got = q.pop().map(|(t, e)| (t.0, e));
                     let want = (!reference.is_empty()).then(|| reference.remove(0));
                     proptest::prop_assert_eq!(got, want);
                 } else {
+                    // 0..1 ns, ..256 ns, ..65 µs, ..1 ms, ..17 ms ahead.
+                    let dt = v << [0, 8, 16, 20, 24][scale];
                     let t = q.now().0 + dt;
                     q.at(Time(t), n);
                     reference.push((t, n));
                     n += 1;
                 }
+                proptest::prop_assert_eq!(q.len(), reference.len());
             }
             reference.sort();
             for want in reference {
                 proptest::prop_assert_eq!(q.pop().map(|(t, e)| (t.0, e)), Some(want));
             }
             proptest::prop_assert!(q.pop().is_none());
+            proptest::prop_assert!(q.next_time().is_none());
         }
+    }
+
+    /// A burst at one instant (more than a slot of the wheel holds) and
+    /// events at the edge of the wheel's reach pop in scheduling order.
+    #[test]
+    fn bursts_and_the_wheels_edge_keep_scheduling_order() {
+        let mut q = EventQueue::new();
+        let reach = (wheel::SLOTS as u64) << wheel::SHIFT;
+        let mut want = Vec::new();
+        for k in 0..100u32 {
+            let t = match k % 3 {
+                0 => 5,
+                1 => reach - 1,
+                _ => reach,
+            };
+            q.at(Time(t), k);
+            want.push((t, k));
+        }
+        want.sort();
+        let got: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

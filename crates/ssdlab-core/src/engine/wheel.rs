@@ -1,0 +1,204 @@
+//! The event queue's near future: a timing wheel (a calendar queue of
+//! fixed slots), where scheduling and popping an event cost about the same
+//! however many are pending.
+
+use super::heap::Entry;
+
+/// log2 of a slot's width in ps: 65,536 ps (about 66 ns), so a slot
+/// rarely holds more than one event even with several busy drives (a few
+/// events per simulated µs each), and a pop's scan of its slot is short
+/// and predictable (262 ns slots: a third more mispredicted branches per
+/// I/O with four drives; 33 ns: no better. docs/performance.md).
+pub(super) const SHIFT: u32 = 16;
+/// Slots on the wheel: with [`SHIFT`], 268 µs ahead of the clock, past a
+/// NAND page read (tens of µs) and most programs.
+pub(super) const SLOTS: usize = 4096;
+const MASK: u64 = SLOTS as u64 - 1;
+/// Words of the slot bitmap: 64, so one word marks them and rotates.
+const WORDS: usize = SLOTS / 64;
+const _: () = assert!(WORDS == 64);
+/// Entries a slot holds (a pop scans its slot): more go to the heap, so a
+/// burst of events at one instant costs a heap's log, not a scan of all.
+const CAP: u8 = 8;
+/// End of a list.
+const NIL: u32 = u32::MAX;
+
+/// Events due within [`SLOTS`] slots of the clock, each in the slot of its
+/// time (`time >> SHIFT`, modulo [`SLOTS`]): a slot is an unsorted list
+/// threaded through a slab of entries, a bitmap marks the slots that hold
+/// any. Every entry's slot is in `[base, base + SLOTS)` (`base` the clock's
+/// slot; events are never scheduled in the past), so the first marked slot
+/// from `base` on, wrapping, holds the earliest entries, and the smallest
+/// key there is the wheel's.
+pub(super) struct Wheel<E> {
+    /// Slab of entries; `next` threads each slot's list and the free list.
+    entries: Vec<Entry<E>>,
+    next: Vec<u32>,
+    /// First free entry of the slab.
+    free: u32,
+    /// First entry of each slot.
+    head: Box<[u32; SLOTS]>,
+    /// Entries in each slot.
+    count: Box<[u8; SLOTS]>,
+    /// Slots holding entries, a bit each.
+    bits: [u64; WORDS],
+    /// Words of `bits` that are not zero, a bit each.
+    words: u64,
+    /// The clock's slot (absolute: time >> SHIFT).
+    base: u64,
+    /// Entries held.
+    len: usize,
+}
+
+/// Where the wheel's smallest entry is: its slot, its index in the slab and
+/// the entry before it in the slot's list (`NIL`: it is the first).
+#[derive(Clone, Copy)]
+pub(super) struct Min {
+    pub(super) key: u128,
+    slot: usize,
+    at: u32,
+    prev: u32,
+}
+
+impl<E: Copy> Wheel<E> {
+    /// Empty wheel at time zero.
+    pub(super) fn new() -> Self {
+        Wheel {
+            entries: Vec::with_capacity(256),
+            next: Vec::with_capacity(256),
+            free: NIL,
+            head: Box::new([NIL; SLOTS]),
+            count: Box::new([0; SLOTS]),
+            bits: [0; WORDS],
+            words: 0,
+            base: 0,
+            len: 0,
+        }
+    }
+
+    /// Hold `e` if it is due within the wheel's reach of the clock and its
+    /// slot has room; otherwise give it back.
+    #[inline(always)]
+    pub(super) fn push(&mut self, e: Entry<E>) -> Result<(), Entry<E>> {
+        let abs = (e.key >> 64) as u64 >> SHIFT;
+        debug_assert!(abs >= self.base, "an event before the clock's slot");
+        if abs.wrapping_sub(self.base) >= SLOTS as u64 {
+            return Err(e);
+        }
+        let slot = (abs & MASK) as usize;
+        if self.count[slot] >= CAP {
+            return Err(e);
+        }
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.next[i as usize];
+            self.entries[i as usize] = e;
+            i
+        } else {
+            let Ok(i) = u32::try_from(self.entries.len()) else {
+                return Err(e);
+            };
+            self.entries.push(e);
+            self.next.push(NIL);
+            i
+        };
+        self.next[i as usize] = self.head[slot];
+        self.head[slot] = i;
+        self.count[slot] += 1;
+        self.bits[slot / 64] |= 1 << (slot % 64);
+        self.words |= 1 << (slot / 64);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// The smallest entry, if any.
+    #[inline(always)]
+    pub(super) fn min(&self) -> Option<Min> {
+        if self.len == 0 {
+            return None;
+        }
+        let slot = self.first_slot();
+        let mut at = self.head[slot];
+        let mut best = Min {
+            key: self.entries[at as usize].key,
+            slot,
+            at,
+            prev: NIL,
+        };
+        let mut prev = at;
+        at = self.next[at as usize];
+        while at != NIL {
+            let key = self.entries[at as usize].key;
+            if key < best.key {
+                best = Min {
+                    key,
+                    slot,
+                    at,
+                    prev,
+                };
+            }
+            prev = at;
+            at = self.next[at as usize];
+        }
+        Some(best)
+    }
+
+    /// The first slot holding entries, from the clock's on, wrapping (the
+    /// wheel is not empty): in the clock's word of the bitmap, else in the
+    /// first marked word after it, wrapping ([`Wheel::words`] rotated to
+    /// start there; when no other word is marked this is the clock's word
+    /// again, its slots before the clock's being the far end of the
+    /// wheel's reach). Both are computed and one chosen, without a branch
+    /// that depends on where the next event is.
+    #[inline(always)]
+    fn first_slot(&self) -> usize {
+        let from = (self.base & MASK) as usize;
+        let w = from / 64;
+        let here = self.bits[w] & (!0u64 << (from % 64));
+        let others = (self.words & !(1u64 << w)).rotate_right(w as u32);
+        let later = (w + others.trailing_zeros() as usize) % WORDS;
+        let (w, bits) = if here != 0 {
+            (w, here)
+        } else {
+            (later, self.bits[later])
+        };
+        debug_assert!(bits != 0, "the wheel holds entries but no slot is marked");
+        w * 64 + bits.trailing_zeros() as usize
+    }
+
+    /// Remove and return the entry `m` ([`Wheel::min`], nothing pushed or
+    /// taken since).
+    #[inline(always)]
+    pub(super) fn take(&mut self, m: Min) -> Entry<E> {
+        let e = self.entries[m.at as usize];
+        let after = self.next[m.at as usize];
+        if m.prev == NIL {
+            self.head[m.slot] = after;
+        } else {
+            self.next[m.prev as usize] = after;
+        }
+        self.next[m.at as usize] = self.free;
+        self.free = m.at;
+        self.count[m.slot] -= 1;
+        if self.count[m.slot] == 0 {
+            let w = m.slot / 64;
+            self.bits[w] &= !(1 << (m.slot % 64));
+            if self.bits[w] == 0 {
+                self.words &= !(1 << w);
+            }
+        }
+        self.len -= 1;
+        e
+    }
+
+    /// The clock has reached `time` (ps); nothing is pushed before it.
+    #[inline(always)]
+    pub(super) fn advance(&mut self, time: u64) {
+        self.base = time >> SHIFT;
+    }
+
+    /// Entries held.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
