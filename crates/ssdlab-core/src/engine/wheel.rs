@@ -10,18 +10,31 @@ use super::heap::Entry;
 /// and predictable (262 ns slots: a third more mispredicted branches per
 /// I/O with four drives; 33 ns: no better. docs/performance.md).
 pub(super) const SHIFT: u32 = 16;
-/// Slots on the wheel: with [`SHIFT`], 268 µs ahead of the clock, past a
-/// NAND page read (tens of µs) and most programs.
-pub(super) const SLOTS: usize = 4096;
+/// Slots on the wheel: with [`SHIFT`], 134 µs ahead of the clock, past a
+/// NAND page read (tens of µs); programs (about a ms) go to the heap. The
+/// slots' heads and counts take 8 KiB (4,096 slots of 32-bit heads and
+/// separate counts, 20 KiB, cost ten more L1 misses per I/O with four
+/// drives: docs/performance.md).
+pub(super) const SLOTS: usize = 2048;
 const MASK: u64 = SLOTS as u64 - 1;
-/// Words of the slot bitmap: 64, so one word marks them and rotates.
+/// Words of the slot bitmap: 32, so one `u32` marks them and rotates.
 const WORDS: usize = SLOTS / 64;
-const _: () = assert!(WORDS == 64);
+const _: () = assert!(WORDS == 32);
 /// Entries a slot holds (a pop scans its slot): more go to the heap, so a
 /// burst of events at one instant costs a heap's log, not a scan of all.
-const CAP: u8 = 8;
+const CAP: u16 = 8;
 /// End of a list.
-const NIL: u32 = u32::MAX;
+const NIL: u16 = u16::MAX;
+// Every entry the wheel can hold has a 16-bit index other than `NIL`.
+const _: () = assert!(SLOTS * (CAP as usize) < NIL as usize);
+
+/// A slot: its list's first entry and how many it holds (one 4-byte word,
+/// so a push or pop touches one line of the slots).
+#[derive(Clone, Copy)]
+struct Slot {
+    head: u16,
+    count: u16,
+}
 
 /// Events due within [`SLOTS`] slots of the clock, each in the slot of its
 /// time (`time >> SHIFT`, modulo [`SLOTS`]): a slot is an unsorted list
@@ -33,17 +46,14 @@ const NIL: u32 = u32::MAX;
 pub(super) struct Wheel<E> {
     /// Slab of entries; `next` threads each slot's list and the free list.
     entries: Vec<Entry<E>>,
-    next: Vec<u32>,
+    next: Vec<u16>,
     /// First free entry of the slab.
-    free: u32,
-    /// First entry of each slot.
-    head: Box<[u32; SLOTS]>,
-    /// Entries in each slot.
-    count: Box<[u8; SLOTS]>,
+    free: u16,
+    slots: Box<[Slot; SLOTS]>,
     /// Slots holding entries, a bit each.
     bits: [u64; WORDS],
     /// Words of `bits` that are not zero, a bit each.
-    words: u64,
+    words: u32,
     /// The clock's slot (absolute: time >> SHIFT).
     base: u64,
     /// Entries held.
@@ -56,8 +66,8 @@ pub(super) struct Wheel<E> {
 pub(super) struct Min {
     pub(super) key: u128,
     slot: usize,
-    at: u32,
-    prev: u32,
+    at: u16,
+    prev: u16,
 }
 
 impl<E: Copy> Wheel<E> {
@@ -67,8 +77,12 @@ impl<E: Copy> Wheel<E> {
             entries: Vec::with_capacity(256),
             next: Vec::with_capacity(256),
             free: NIL,
-            head: Box::new([NIL; SLOTS]),
-            count: Box::new([0; SLOTS]),
+            slots: Box::new(
+                [Slot {
+                    head: NIL,
+                    count: 0,
+                }; SLOTS],
+            ),
             bits: [0; WORDS],
             words: 0,
             base: 0,
@@ -86,7 +100,7 @@ impl<E: Copy> Wheel<E> {
             return Err(e);
         }
         let slot = (abs & MASK) as usize;
-        if self.count[slot] >= CAP {
+        if self.slots[slot].count >= CAP {
             return Err(e);
         }
         let i = if self.free != NIL {
@@ -95,16 +109,16 @@ impl<E: Copy> Wheel<E> {
             self.entries[i as usize] = e;
             i
         } else {
-            let Ok(i) = u32::try_from(self.entries.len()) else {
-                return Err(e);
-            };
+            // (At most `SLOTS * CAP` entries are ever held: below `NIL`.)
+            let i = self.entries.len() as u16;
             self.entries.push(e);
             self.next.push(NIL);
             i
         };
-        self.next[i as usize] = self.head[slot];
-        self.head[slot] = i;
-        self.count[slot] += 1;
+        let sl = &mut self.slots[slot];
+        self.next[i as usize] = sl.head;
+        sl.head = i;
+        sl.count += 1;
         self.bits[slot / 64] |= 1 << (slot % 64);
         self.words |= 1 << (slot / 64);
         self.len += 1;
@@ -118,7 +132,7 @@ impl<E: Copy> Wheel<E> {
             return None;
         }
         let slot = self.first_slot();
-        let mut at = self.head[slot];
+        let mut at = self.slots[slot].head;
         let mut best = Min {
             key: self.entries[at as usize].key,
             slot,
@@ -155,7 +169,7 @@ impl<E: Copy> Wheel<E> {
         let from = (self.base & MASK) as usize;
         let w = from / 64;
         let here = self.bits[w] & (!0u64 << (from % 64));
-        let others = (self.words & !(1u64 << w)).rotate_right(w as u32);
+        let others = (self.words & !(1u32 << w)).rotate_right(w as u32);
         let later = (w + others.trailing_zeros() as usize) % WORDS;
         let (w, bits) = if here != 0 {
             (w, here)
@@ -172,15 +186,17 @@ impl<E: Copy> Wheel<E> {
     pub(super) fn take(&mut self, m: Min) -> Entry<E> {
         let e = self.entries[m.at as usize];
         let after = self.next[m.at as usize];
+        let sl = &mut self.slots[m.slot];
         if m.prev == NIL {
-            self.head[m.slot] = after;
+            sl.head = after;
         } else {
             self.next[m.prev as usize] = after;
         }
+        sl.count -= 1;
+        let empty = sl.count == 0;
         self.next[m.at as usize] = self.free;
         self.free = m.at;
-        self.count[m.slot] -= 1;
-        if self.count[m.slot] == 0 {
+        if empty {
             let w = m.slot / 64;
             self.bits[w] &= !(1 << (m.slot % 64));
             if self.bits[w] == 0 {
