@@ -12,9 +12,9 @@ use super::heap::Entry;
 pub(super) const SHIFT: u32 = 16;
 /// Slots on the wheel: with [`SHIFT`], 134 µs ahead of the clock, past a
 /// NAND page read (tens of µs); programs (about a ms) go to the heap. The
-/// slots' heads and counts take 8 KiB (4,096 slots of 32-bit heads and
-/// separate counts, 20 KiB, cost ten more L1 misses per I/O with four
-/// drives: docs/performance.md).
+/// slots take 8 KiB (4,096 slots with 32-bit heads and separate counts,
+/// 20 KiB, had two more L1d misses per I/O with four drives, and ran
+/// slower: docs/performance.md).
 pub(super) const SLOTS: usize = 2048;
 const MASK: u64 = SLOTS as u64 - 1;
 /// Words of the slot bitmap: 32, so one `u32` marks them and rotates.
