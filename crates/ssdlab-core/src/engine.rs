@@ -11,9 +11,9 @@ pub use calendar::Calendar;
 use heap::{Entry, Heap};
 use wheel::Wheel;
 
-/// Future-event list: a timing wheel ([`wheel::Wheel`]) for the events due
-/// within a few hundred µs of the clock (nearly all of them: commands,
-/// transfers, NAND reads), and a binary heap ([`heap::Heap`]) for the rest
+/// Future-event list: a timing wheel (`engine/wheel.rs`) for the events due
+/// within 134 µs of the clock (nearly all of them: commands,
+/// transfers, NAND reads), and a binary heap (`engine/heap.rs`) for the rest
 /// (further ahead, or past a slot's capacity). A pop takes the smaller of
 /// the two minima, so the order is exactly (time, sequence) whichever holds
 /// an event. With the heap alone a pop sifted through every level of it,
