@@ -365,9 +365,16 @@ impl Drive {
                 || (self.dev.ftl.slc_when_full == SlcWhenFull::Fold && !self.ftl.slc_room(unit)))
     }
 
+    /// A GC job reads no further while this many of its unit's copies
+    /// wait in DRAM for a program (four program units).
+    #[inline]
+    fn gc_staging_limit(&self) -> u32 {
+        4 * self.geo.slots_per_program
+    }
+
     pub(super) fn gc_issue(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) {
         let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
-        let staging_limit = 4 * self.geo.slots_per_program;
+        let staging_limit = self.gc_staging_limit();
         let Some(job) = self.gc[unit as usize].as_mut() else {
             return;
         };
@@ -623,10 +630,13 @@ impl Drive {
             self.complete_flushes(now, eq, fabric);
         }
         self.admit_waiting_writes(now, eq, fabric);
+        // The jobs that can issue a read now (gc_issue's own conditions,
+        // tested here: most are held by their staging limit).
+        let staging_limit = self.gc_staging_limit();
         for u in 0..self.geo.units {
-            if self.gc[u as usize]
-                .as_ref()
-                .is_some_and(|j| j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT)
+            if self.gc[u as usize].as_ref().is_some_and(|j| {
+                j.next < j.slots.len() && j.inflight < GC_READS_INFLIGHT && j.validity_wait == 0
+            }) && self.cache.dirty_gc(u) < staging_limit
             {
                 self.gc_issue(now, u, eq);
             }

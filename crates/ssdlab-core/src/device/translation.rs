@@ -205,7 +205,16 @@ impl Drive {
             self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
         );
         self.metadata_arrived(now, t, true, eq, fabric);
-        self.try_flush(now, eq);
+        if self.lcache.is_some() {
+            self.try_flush(now, eq);
+        } else if !self.map_queue.is_empty() && self.program_room > 0 {
+            // A dirty page this load evicted joined the write queue: the
+            // one thing a translation read changes that `try_flush` acts
+            // on (what waited for the page, and every event that frees
+            // program room, stages data or frees a block, call it
+            // themselves), so only its first step runs.
+            self.flush_translations(now, eq);
+        }
     }
 
     /// Metadata page `t` is in DRAM (`from_flash`: read; else it was found

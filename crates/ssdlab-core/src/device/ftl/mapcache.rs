@@ -23,6 +23,9 @@ const DIRTY: u8 = 2;
 const LOADING: u8 = 4;
 /// Loading on behalf of an update: dirty once it arrives.
 const DIRTY_ON_LOAD: u8 = 8;
+/// Commands wait for it (it has an entry in `waiters`): a load with no
+/// waiters (every update's) does not look the map up.
+const WAITED: u8 = 16;
 const NIL: u32 = u32::MAX;
 
 /// Counters (mapping-unit lookups and translation pages).
@@ -139,12 +142,14 @@ impl MapCache {
 
     /// Command `cmd` waits for page `t` (being loaded).
     pub fn wait(&mut self, t: u32, cmd: u32) {
+        self.flags[t as usize] |= WAITED;
         self.waiters.entry(t).or_default().push(cmd);
     }
 
     /// Does command `cmd` already wait for page `t`?
     pub fn is_waiting(&self, t: u32, cmd: u32) -> bool {
-        self.waiters.get(&t).is_some_and(|w| w.contains(&cmd))
+        self.flags[t as usize] & WAITED != 0
+            && self.waiters.get(&t).is_some_and(|w| w.contains(&cmd))
     }
 
     /// Page `t` is in (`from_flash`: it was read). Returns the commands that
@@ -169,7 +174,12 @@ impl MapCache {
         self.flags[t as usize] = RESIDENT | dirty;
         self.push_front(t);
         self.resident += 1;
-        (self.waiters.remove(&t).unwrap_or_default(), evicted)
+        let waiters = if f & WAITED != 0 {
+            self.waiters.remove(&t).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        (waiters, evicted)
     }
 
     fn touch(&mut self, t: u32) {
