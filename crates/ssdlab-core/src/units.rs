@@ -177,6 +177,48 @@ impl Bandwidth {
     }
 }
 
+/// [`Bandwidth::transfer_time`] of every multiple of 4 KiB up to 2 MiB,
+/// worked out once: the hot path's transfers (flash pages, program units,
+/// mapping units through DRAM) are such multiples, and a table read
+/// replaces a floating-point division per transfer. Other sizes are
+/// computed; every value is the one `transfer_time` gives.
+#[derive(Clone, Debug)]
+pub struct TransferTable {
+    bw: Bandwidth,
+    times: Box<[Time]>,
+}
+
+impl TransferTable {
+    const SHIFT: u32 = 12;
+    const ENTRIES: u64 = 512;
+
+    /// The table for `bw`.
+    pub fn new(bw: Bandwidth) -> TransferTable {
+        TransferTable {
+            bw,
+            times: (0..=Self::ENTRIES)
+                .map(|i| bw.transfer_time(i << Self::SHIFT))
+                .collect(),
+        }
+    }
+
+    /// The rate the table is for.
+    pub fn bandwidth(&self) -> Bandwidth {
+        self.bw
+    }
+
+    /// Time to move `bytes`, rounded up to a whole picosecond.
+    #[inline]
+    pub fn time(&self, bytes: u64) -> Time {
+        let i = bytes >> Self::SHIFT;
+        if bytes & ((1 << Self::SHIFT) - 1) == 0 && i <= Self::ENTRIES {
+            self.times[i as usize]
+        } else {
+            self.bw.transfer_time(bytes)
+        }
+    }
+}
+
 impl fmt::Display for Bandwidth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0;
@@ -476,6 +518,27 @@ serialize_as_display!(Time, Bytes, Bandwidth, Energy);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transfer_table_gives_what_transfer_time_gives() {
+        // Rates that do and do not divide a picosecond grid evenly.
+        for bw in [3.2e9, 1.2e9 / 7.0, 800e6, 25.6e9, 1.0] {
+            let bw = Bandwidth(bw);
+            let t = TransferTable::new(bw);
+            for bytes in (0..600u64).map(|i| i * 4096).chain([
+                1,
+                512,
+                4095,
+                4097,
+                12_000,
+                2 << 20,
+                (2 << 20) + 4096,
+                1 << 30,
+            ]) {
+                assert_eq!(t.time(bytes), bw.transfer_time(bytes), "{bw:?} {bytes}");
+            }
+        }
+    }
 
     #[test]
     fn times_parse_exactly() {

@@ -160,8 +160,7 @@ impl Drive {
         // slower channel transfer).
         let out = spp as u64 * self.unit_bytes;
         self.act.dram_bytes += out;
-        self.dram
-            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        self.dram.reserve(now, self.dram_xfer.time(out));
         for &l in &lpns {
             self.ftl.prefetch(Lpn(l));
         }
@@ -490,10 +489,7 @@ impl Drive {
                 // The old unit is in DRAM, merged with the host's sectors.
                 let cmd = (owner & 0xffff_ffff) as u32;
                 self.act.dram_bytes += self.unit_bytes;
-                self.dram.reserve(
-                    now,
-                    self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
-                );
+                self.dram.reserve(now, self.dram_xfer.time(self.unit_bytes));
                 self.write_in(now, cmd, eq, fabric);
             }
             TAG_GCREAD => {
@@ -524,13 +520,8 @@ impl Drive {
                 }
                 // GC data moved over the channel into DRAM.
                 self.act.dram_bytes += n as u64 * self.unit_bytes;
-                self.dram.reserve(
-                    now,
-                    self.dev
-                        .cache
-                        .dram_bandwidth
-                        .transfer_time(n as u64 * self.unit_bytes),
-                );
+                self.dram
+                    .reserve(now, self.dram_xfer.time(n as u64 * self.unit_bytes));
                 self.gc_issue(now, unit, eq);
                 self.try_flush(now, eq);
             }

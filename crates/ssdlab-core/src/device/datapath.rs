@@ -98,7 +98,7 @@ impl Drive {
             // RAM disk: the data lives in controller DRAM.
             let b = self.dma_bytes(cmd, c.nlpn as u64 * self.unit_bytes);
             self.act.dram_bytes += b;
-            let xfer = self.dev.cache.dram_bandwidth.transfer_time(b);
+            let xfer = self.dram_xfer.time(b);
             let done = if write {
                 let arrive = self.data_in(fabric, cmd, now, b);
                 Some(self.dram.reserve(arrive, xfer).1 + self.dev.cache.dram_latency)
@@ -203,11 +203,7 @@ impl Drive {
             if dram_units > 0 {
                 let b = dram_units * self.unit_bytes;
                 self.act.dram_bytes += b;
-                t = self
-                    .dram
-                    .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(b))
-                    .1
-                    + self.dev.cache.dram_latency;
+                t = self.dram.reserve(now, self.dram_xfer.time(b)).1 + self.dev.cache.dram_latency;
             }
             let bytes = self.dma_bytes(cmd, (dram_units + zero_units) * self.unit_bytes);
             let arrive = if self.read_data_waits(now, bytes, fabric) {
@@ -215,13 +211,12 @@ impl Drive {
             } else {
                 Some(self.data_out(fabric, cmd, t, bytes))
             };
-            let (port, unit, cache) = (self.port, self.unit_bytes, &self.dev.cache);
+            let (port, unit, cache, dx) =
+                (self.port, self.unit_bytes, &self.dev.cache, &self.dram_xfer);
             self.fw.host_dma(now, || {
                 let mut span = fabric.device_write_time(port, bytes);
                 if dram_units > 0 {
-                    span = span
-                        + cache.dram_bandwidth.transfer_time(dram_units * unit)
-                        + cache.dram_latency;
+                    span = span + dx.time(dram_units * unit) + cache.dram_latency;
                 }
                 span
             });
@@ -406,15 +401,11 @@ impl Drive {
         self.cmds[cmd as usize].pending = 1 + rmw;
         self.act.dram_bytes += n;
         let arrive = self.data_in(fabric, cmd, now, n);
-        let (_, e) = self
-            .dram
-            .reserve(arrive, self.dev.cache.dram_bandwidth.transfer_time(n));
+        let (_, e) = self.dram.reserve(arrive, self.dram_xfer.time(n));
         let done = e + self.dev.cache.dram_latency;
-        let (port, cache) = (self.port, &self.dev.cache);
+        let (port, cache, dx) = (self.port, &self.dev.cache, &self.dram_xfer);
         self.fw.host_dma(now, || {
-            fabric.device_read_time(port, n)
-                + cache.dram_bandwidth.transfer_time(n)
-                + cache.dram_latency
+            fabric.device_read_time(port, n) + dx.time(n) + cache.dram_latency
         });
         eq.at(done, Event::WriteIn { d: self.index, cmd });
     }

@@ -20,7 +20,7 @@
 pub(crate) mod config;
 
 use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
-use crate::units::{Bandwidth, Time};
+use crate::units::{Time, TransferTable};
 use std::collections::VecDeque;
 
 /// A flash transaction.
@@ -281,7 +281,7 @@ pub struct FlashScheduler {
     erase_suspend: bool,
     cache_read: bool,
     dies_per_channel: u32,
-    bus_bw: Bandwidth,
+    bus_bw: TransferTable,
     t_cmd: Time,
     t_suspend: Time,
     t_resume: Time,
@@ -328,7 +328,7 @@ impl FlashScheduler {
             erase_suspend: f.erase_suspend,
             cache_read: n.cache_read,
             dies_per_channel: n.dies_per_channel(),
-            bus_bw: n.bus_bandwidth,
+            bus_bw: TransferTable::new(n.bus_bandwidth),
             t_cmd: n.t_cmd,
             t_suspend: n.t_suspend,
             t_resume: n.t_resume,
@@ -358,7 +358,7 @@ impl FlashScheduler {
     /// Bus transfer time of `bytes`.
     #[inline]
     pub fn xfer_time(&self, bytes: u64) -> Time {
-        self.bus_bw.transfer_time(bytes)
+        self.bus_bw.time(bytes)
     }
 
     /// Transactions of `kind` queued on a die (not counting running ones).

@@ -249,8 +249,7 @@ impl Drive {
         self.fw.background(1, now);
         let out = lpns.len() as u64 * self.unit_bytes;
         self.act.dram_bytes += out;
-        self.dram
-            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        self.dram.reserve(now, self.dram_xfer.time(out));
         let mut steps = Vec::new();
         let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
         if self.versions.is_some() {

@@ -240,6 +240,8 @@ pub struct Drive {
     /// fetches are booked when the doorbell is rung (see [`Drive::submit`]).
     direct_fetch: bool,
     dram: FifoServer,
+    /// Transfer times through the DRAM (`cache.dram_bandwidth`).
+    dram_xfer: crate::units::TransferTable,
     /// DRAM cache.
     pub cache: DataCache,
     /// FTL.
@@ -463,6 +465,7 @@ impl Drive {
                 .then(|| geo.slots_per_page.trailing_zeros()),
             direct_fetch: false,
             dram: FifoServer::default(),
+            dram_xfer: crate::units::TransferTable::new(dev.cache.dram_bandwidth),
             cache: DataCache::new(
                 wb_slots,
                 dev.cache.read_cache.0 / unit_bytes,

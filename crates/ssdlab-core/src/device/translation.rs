@@ -200,10 +200,7 @@ impl Drive {
     ) {
         // The page moved over the channel into DRAM.
         self.act.dram_bytes += self.unit_bytes;
-        self.dram.reserve(
-            now,
-            self.dev.cache.dram_bandwidth.transfer_time(self.unit_bytes),
-        );
+        self.dram.reserve(now, self.dram_xfer.time(self.unit_bytes));
         self.metadata_arrived(now, t, true, eq, fabric);
         if self.lcache.is_some() {
             self.try_flush(now, eq);
@@ -315,8 +312,7 @@ impl Drive {
         self.fw.issue_flash_command(now);
         let out = spp as u64 * self.unit_bytes;
         self.act.dram_bytes += out;
-        self.dram
-            .reserve(now, self.dev.cache.dram_bandwidth.transfer_time(out));
+        self.dram.reserve(now, self.dram_xfer.time(out));
         let a = self.geo.decode(first);
         let tx = Txn {
             kind: OpKind::Write,

@@ -53,13 +53,20 @@ pub enum Access {
     Pending,
 }
 
+/// A translation page's state and LRU links, together: one cache line
+/// per page touched (the arrays span a 960 GB drive's 228,875 pages).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    prev: u32,
+    next: u32,
+    flags: u8,
+}
+
 /// The resident set of translation pages.
 pub struct MapCache {
     capacity: u32,
     resident: u32,
-    flags: Vec<u8>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Node>,
     /// LRU list: head is the most recently used.
     head: u32,
     tail: u32,
@@ -77,9 +84,14 @@ impl MapCache {
         MapCache {
             capacity: capacity.max(1),
             resident: 0,
-            flags: vec![0; pages as usize],
-            prev: vec![NIL; pages as usize],
-            next: vec![NIL; pages as usize],
+            nodes: vec![
+                Node {
+                    prev: NIL,
+                    next: NIL,
+                    flags: 0
+                };
+                pages as usize
+            ],
             head: NIL,
             tail: NIL,
             waiters: HashMap::new(),
@@ -107,48 +119,48 @@ impl MapCache {
     /// Is page `t` in DRAM?
     #[inline]
     pub fn is_resident(&self, t: u32) -> bool {
-        self.flags[t as usize] & RESIDENT != 0
+        self.nodes[t as usize].flags & RESIDENT != 0
     }
 
     /// Is page `t` dirty in DRAM?
     pub fn is_dirty(&self, t: u32) -> bool {
-        self.flags[t as usize] & DIRTY != 0
+        self.nodes[t as usize].flags & DIRTY != 0
     }
 
     /// Look up (or, with `update`, change) an entry of page `t`.
     #[inline]
     pub fn access(&mut self, t: u32, update: bool) -> Access {
-        let f = self.flags[t as usize];
+        let f = self.nodes[t as usize].flags;
         if f & RESIDENT != 0 {
             self.stats.hits += 1;
             if !self.fifo {
                 self.touch(t);
             }
             if update {
-                self.flags[t as usize] |= DIRTY;
+                self.nodes[t as usize].flags |= DIRTY;
             }
             return Access::Hit;
         }
         self.stats.misses += 1;
         if update {
-            self.flags[t as usize] |= DIRTY_ON_LOAD;
+            self.nodes[t as usize].flags |= DIRTY_ON_LOAD;
         }
         if f & LOADING != 0 {
             return Access::Pending;
         }
-        self.flags[t as usize] |= LOADING;
+        self.nodes[t as usize].flags |= LOADING;
         Access::Load
     }
 
     /// Command `cmd` waits for page `t` (being loaded).
     pub fn wait(&mut self, t: u32, cmd: u32) {
-        self.flags[t as usize] |= WAITED;
+        self.nodes[t as usize].flags |= WAITED;
         self.waiters.entry(t).or_default().push(cmd);
     }
 
     /// Does command `cmd` already wait for page `t`?
     pub fn is_waiting(&self, t: u32, cmd: u32) -> bool {
-        self.flags[t as usize] & WAITED != 0
+        self.nodes[t as usize].flags & WAITED != 0
             && self.waiters.get(&t).is_some_and(|w| w.contains(&cmd))
     }
 
@@ -156,7 +168,7 @@ impl MapCache {
     /// waited for it and, when the cache was full, the page it evicted if
     /// that page was dirty (to be written back).
     pub fn loaded(&mut self, t: u32, from_flash: bool) -> (Vec<u32>, Option<u32>) {
-        let f = self.flags[t as usize];
+        let f = self.nodes[t as usize].flags;
         debug_assert!(f & LOADING != 0 && f & RESIDENT == 0);
         self.stats.loads += from_flash as u64;
         let mut evicted = None;
@@ -164,14 +176,14 @@ impl MapCache {
             let v = self.tail;
             self.unlink(v);
             self.resident -= 1;
-            if self.flags[v as usize] & DIRTY != 0 {
+            if self.nodes[v as usize].flags & DIRTY != 0 {
                 self.stats.evictions += 1;
                 evicted = Some(v);
             }
-            self.flags[v as usize] = 0;
+            self.nodes[v as usize].flags = 0;
         }
         let dirty = if f & DIRTY_ON_LOAD != 0 { DIRTY } else { 0 };
-        self.flags[t as usize] = RESIDENT | dirty;
+        self.nodes[t as usize].flags = RESIDENT | dirty;
         self.push_front(t);
         self.resident += 1;
         let waiters = if f & WAITED != 0 {
@@ -190,26 +202,26 @@ impl MapCache {
     }
 
     fn unlink(&mut self, t: u32) {
-        let (p, n) = (self.prev[t as usize], self.next[t as usize]);
+        let (p, n) = (self.nodes[t as usize].prev, self.nodes[t as usize].next);
         if p == NIL {
             self.head = n;
         } else {
-            self.next[p as usize] = n;
+            self.nodes[p as usize].next = n;
         }
         if n == NIL {
             self.tail = p;
         } else {
-            self.prev[n as usize] = p;
+            self.nodes[n as usize].prev = p;
         }
-        self.prev[t as usize] = NIL;
-        self.next[t as usize] = NIL;
+        self.nodes[t as usize].prev = NIL;
+        self.nodes[t as usize].next = NIL;
     }
 
     fn push_front(&mut self, t: u32) {
-        self.prev[t as usize] = NIL;
-        self.next[t as usize] = self.head;
+        self.nodes[t as usize].prev = NIL;
+        self.nodes[t as usize].next = self.head;
         if self.head != NIL {
-            self.prev[self.head as usize] = t;
+            self.nodes[self.head as usize].prev = t;
         }
         self.head = t;
         if self.tail == NIL {
@@ -221,9 +233,9 @@ impl MapCache {
     /// now on (returned in page order).
     pub fn take_dirty(&mut self) -> Vec<u32> {
         let mut out = Vec::new();
-        for (t, f) in self.flags.iter_mut().enumerate() {
-            if *f & RESIDENT != 0 && *f & DIRTY != 0 {
-                *f &= !DIRTY;
+        for (t, n) in self.nodes.iter_mut().enumerate() {
+            if n.flags & RESIDENT != 0 && n.flags & DIRTY != 0 {
+                n.flags &= !DIRTY;
                 out.push(t as u32);
             }
         }
@@ -236,7 +248,7 @@ impl MapCache {
         let mut t = self.head;
         while t != NIL {
             v.push(t);
-            t = self.next[t as usize];
+            t = self.nodes[t as usize].next;
         }
         v
     }
