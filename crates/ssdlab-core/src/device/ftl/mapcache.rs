@@ -53,20 +53,22 @@ pub enum Access {
     Pending,
 }
 
-/// A translation page's state and LRU links, together: one cache line
-/// per page touched (the arrays span a 960 GB drive's 228,875 pages).
+/// A resident translation page's LRU links, together: one cache line per
+/// page unlinked. (The flags stay a dense byte array of their own: a
+/// lookup of an absent page touches only them, 229 KB on a 960 GB drive,
+/// which a cache holds.)
 #[derive(Debug, Clone, Copy)]
-struct Node {
+struct Links {
     prev: u32,
     next: u32,
-    flags: u8,
 }
 
 /// The resident set of translation pages.
 pub struct MapCache {
     capacity: u32,
     resident: u32,
-    nodes: Vec<Node>,
+    flags: Vec<u8>,
+    links: Vec<Links>,
     /// LRU list: head is the most recently used.
     head: u32,
     tail: u32,
@@ -84,11 +86,11 @@ impl MapCache {
         MapCache {
             capacity: capacity.max(1),
             resident: 0,
-            nodes: vec![
-                Node {
+            flags: vec![0; pages as usize],
+            links: vec![
+                Links {
                     prev: NIL,
-                    next: NIL,
-                    flags: 0
+                    next: NIL
                 };
                 pages as usize
             ],
@@ -119,48 +121,48 @@ impl MapCache {
     /// Is page `t` in DRAM?
     #[inline]
     pub fn is_resident(&self, t: u32) -> bool {
-        self.nodes[t as usize].flags & RESIDENT != 0
+        self.flags[t as usize] & RESIDENT != 0
     }
 
     /// Is page `t` dirty in DRAM?
     pub fn is_dirty(&self, t: u32) -> bool {
-        self.nodes[t as usize].flags & DIRTY != 0
+        self.flags[t as usize] & DIRTY != 0
     }
 
     /// Look up (or, with `update`, change) an entry of page `t`.
     #[inline]
     pub fn access(&mut self, t: u32, update: bool) -> Access {
-        let f = self.nodes[t as usize].flags;
+        let f = self.flags[t as usize];
         if f & RESIDENT != 0 {
             self.stats.hits += 1;
             if !self.fifo {
                 self.touch(t);
             }
             if update {
-                self.nodes[t as usize].flags |= DIRTY;
+                self.flags[t as usize] |= DIRTY;
             }
             return Access::Hit;
         }
         self.stats.misses += 1;
         if update {
-            self.nodes[t as usize].flags |= DIRTY_ON_LOAD;
+            self.flags[t as usize] |= DIRTY_ON_LOAD;
         }
         if f & LOADING != 0 {
             return Access::Pending;
         }
-        self.nodes[t as usize].flags |= LOADING;
+        self.flags[t as usize] |= LOADING;
         Access::Load
     }
 
     /// Command `cmd` waits for page `t` (being loaded).
     pub fn wait(&mut self, t: u32, cmd: u32) {
-        self.nodes[t as usize].flags |= WAITED;
+        self.flags[t as usize] |= WAITED;
         self.waiters.entry(t).or_default().push(cmd);
     }
 
     /// Does command `cmd` already wait for page `t`?
     pub fn is_waiting(&self, t: u32, cmd: u32) -> bool {
-        self.nodes[t as usize].flags & WAITED != 0
+        self.flags[t as usize] & WAITED != 0
             && self.waiters.get(&t).is_some_and(|w| w.contains(&cmd))
     }
 
@@ -168,7 +170,7 @@ impl MapCache {
     /// waited for it and, when the cache was full, the page it evicted if
     /// that page was dirty (to be written back).
     pub fn loaded(&mut self, t: u32, from_flash: bool) -> (Vec<u32>, Option<u32>) {
-        let f = self.nodes[t as usize].flags;
+        let f = self.flags[t as usize];
         debug_assert!(f & LOADING != 0 && f & RESIDENT == 0);
         self.stats.loads += from_flash as u64;
         let mut evicted = None;
@@ -176,14 +178,14 @@ impl MapCache {
             let v = self.tail;
             self.unlink(v);
             self.resident -= 1;
-            if self.nodes[v as usize].flags & DIRTY != 0 {
+            if self.flags[v as usize] & DIRTY != 0 {
                 self.stats.evictions += 1;
                 evicted = Some(v);
             }
-            self.nodes[v as usize].flags = 0;
+            self.flags[v as usize] = 0;
         }
         let dirty = if f & DIRTY_ON_LOAD != 0 { DIRTY } else { 0 };
-        self.nodes[t as usize].flags = RESIDENT | dirty;
+        self.flags[t as usize] = RESIDENT | dirty;
         self.push_front(t);
         self.resident += 1;
         let waiters = if f & WAITED != 0 {
@@ -202,26 +204,26 @@ impl MapCache {
     }
 
     fn unlink(&mut self, t: u32) {
-        let (p, n) = (self.nodes[t as usize].prev, self.nodes[t as usize].next);
+        let (p, n) = (self.links[t as usize].prev, self.links[t as usize].next);
         if p == NIL {
             self.head = n;
         } else {
-            self.nodes[p as usize].next = n;
+            self.links[p as usize].next = n;
         }
         if n == NIL {
             self.tail = p;
         } else {
-            self.nodes[n as usize].prev = p;
+            self.links[n as usize].prev = p;
         }
-        self.nodes[t as usize].prev = NIL;
-        self.nodes[t as usize].next = NIL;
+        self.links[t as usize].prev = NIL;
+        self.links[t as usize].next = NIL;
     }
 
     fn push_front(&mut self, t: u32) {
-        self.nodes[t as usize].prev = NIL;
-        self.nodes[t as usize].next = self.head;
+        self.links[t as usize].prev = NIL;
+        self.links[t as usize].next = self.head;
         if self.head != NIL {
-            self.nodes[self.head as usize].prev = t;
+            self.links[self.head as usize].prev = t;
         }
         self.head = t;
         if self.tail == NIL {
@@ -233,9 +235,9 @@ impl MapCache {
     /// now on (returned in page order).
     pub fn take_dirty(&mut self) -> Vec<u32> {
         let mut out = Vec::new();
-        for (t, n) in self.nodes.iter_mut().enumerate() {
-            if n.flags & RESIDENT != 0 && n.flags & DIRTY != 0 {
-                n.flags &= !DIRTY;
+        for (t, f) in self.flags.iter_mut().enumerate() {
+            if *f & RESIDENT != 0 && *f & DIRTY != 0 {
+                *f &= !DIRTY;
                 out.push(t as u32);
             }
         }
@@ -248,7 +250,7 @@ impl MapCache {
         let mut t = self.head;
         while t != NIL {
             v.push(t);
-            t = self.nodes[t as usize].next;
+            t = self.links[t as usize].next;
         }
         v
     }
