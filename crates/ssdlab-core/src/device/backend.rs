@@ -386,9 +386,12 @@ impl Drive {
             && self.cache.dirty_gc(unit) < staging_limit
         {
             let start = job.next;
-            let key = job.slots[start].0 .0 / ppg;
+            // The slots of the same multi-plane page: [lo, lo + ppg) (no
+            // division per slot).
+            let lo = job.slots[start].0 .0 / ppg * ppg;
+            let in_page = |s: u32| s.wrapping_sub(lo) < ppg;
             let mut end = start + 1;
-            while end < job.slots.len() && job.slots[end].0 .0 / ppg == key {
+            while end < job.slots.len() && in_page(job.slots[end].0 .0) {
                 end += 1;
             }
             job.next = end;
@@ -396,7 +399,7 @@ impl Drive {
             let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
             let planes = job.slots[start..end]
                 .iter()
-                .fold(0u64, |m, s| m | Self::plane_bit(s.0 .0 % ppg, spp, shift));
+                .fold(0u64, |m, s| m | Self::plane_bit(s.0 .0 - lo, spp, shift));
             // GC reads are flash commands the firmware issues, and cost NAND
             // energy like host reads.
             self.fw.issue_flash_command(now);

@@ -122,6 +122,8 @@ pub struct Ftl {
     tpages: u32,
     /// L2P entries per translation page.
     tpe: u32,
+    /// log2 of `tpe` when it is a power of two (a shift, not a division, per update).
+    tpe_shift: Option<u32>,
     /// Units of a checkpoint record (0: no checkpoints), after the
     /// translation pages in the L2P.
     crec: u32,
@@ -238,6 +240,7 @@ impl Ftl {
             lpns: logical_units,
             tpages,
             tpe,
+            tpe_shift: tpe.is_power_of_two().then(|| tpe.trailing_zeros()),
             map_leftover: vec![Vec::new(); geo.units as usize],
             grown_bad: vec![0; geo.units as usize],
             retired_worn: 0,

@@ -75,7 +75,10 @@ impl Ftl {
     /// The translation page holding `lpn`'s entry.
     #[inline]
     pub fn translation_page_of(&self, lpn: u32) -> u32 {
-        lpn / self.tpe
+        match self.tpe_shift {
+            Some(s) => lpn >> s,
+            None => lpn / self.tpe,
+        }
     }
 
     /// Where translation page `t` is: never written (`Unmapped`: all its
