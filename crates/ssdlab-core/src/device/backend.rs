@@ -396,6 +396,11 @@ impl Drive {
             }
             job.next = end;
             job.inflight += 1;
+            // Their L2P entries are read when the data arrives: fetch them
+            // now, so the relocation finds them in cache (no effect on results).
+            for &(_, l) in &job.slots[start..end] {
+                self.ftl.prefetch(l);
+            }
             let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
             let planes = job.slots[start..end]
                 .iter()
