@@ -202,11 +202,6 @@ impl TransferTable {
         }
     }
 
-    /// The rate the table is for.
-    pub fn bandwidth(&self) -> Bandwidth {
-        self.bw
-    }
-
     /// Time to move `bytes`, rounded up to a whole picosecond.
     #[inline]
     pub fn time(&self, bytes: u64) -> Time {

@@ -202,14 +202,16 @@ impl Drive {
         self.act.dram_bytes += self.unit_bytes;
         self.dram.reserve(now, self.dram_xfer.time(self.unit_bytes));
         self.metadata_arrived(now, t, true, eq, fabric);
+        // Of what `try_flush` acts on, a translation read changes only the
+        // write queue (a dirty page its load evicted): program room, staged
+        // data and free blocks change in events that call `try_flush`
+        // themselves, and so do the commands that waited for this page. So
+        // only its first step runs. With an L-log, `try_flush` also first
+        // loads the validity pages the FTL changed (`drain_validity`), which
+        // what waited for this page may have changed: the whole call then.
         if self.lcache.is_some() {
             self.try_flush(now, eq);
         } else if !self.map_queue.is_empty() && self.program_room > 0 {
-            // A dirty page this load evicted joined the write queue: the
-            // one thing a translation read changes that `try_flush` acts
-            // on (what waited for the page, and every event that frees
-            // program room, stages data or frees a block, call it
-            // themselves), so only its first step runs.
             self.flush_translations(now, eq);
         }
     }
