@@ -177,6 +177,52 @@ impl Bandwidth {
     }
 }
 
+/// Quotient and remainder of a `u32` by a divisor fixed at set-up, by
+/// multiplication instead of a hardware division: `M = ceil(2^64 / d)`,
+/// `n / d = (M * n) >> 64`, and `n % d = ((M * n mod 2^64) * d) >> 64`,
+/// exact for every `u32` `n` and `d >= 2` (Lemire, Kaser and Kurz, "Faster
+/// remainder by direct computation", Software: Practice and Experience
+/// 49(6), 2019); `d = 1` is handled apart. [`crate::nand::Geometry`] uses
+/// it for slot, row, block, unit and die numbers.
+#[derive(Clone, Copy, Debug)]
+pub struct FastDiv {
+    m: u64,
+    d: u32,
+}
+
+impl FastDiv {
+    /// Dividing by `d` (at least 1).
+    pub fn new(d: u32) -> FastDiv {
+        assert!(d > 0, "division by zero");
+        FastDiv {
+            m: (u64::MAX / d as u64).wrapping_add(1),
+            d,
+        }
+    }
+
+    /// The divisor.
+    #[inline(always)]
+    pub fn divisor(self) -> u32 {
+        self.d
+    }
+
+    /// `n / d`.
+    #[inline(always)]
+    pub fn quotient(self, n: u32) -> u32 {
+        if self.d == 1 {
+            return n;
+        }
+        ((self.m as u128 * n as u128) >> 64) as u32
+    }
+
+    /// `n % d`.
+    #[inline(always)]
+    pub fn remainder(self, n: u32) -> u32 {
+        let low = self.m.wrapping_mul(n as u64);
+        ((low as u128 * self.d as u128) >> 64) as u32
+    }
+}
+
 /// [`Bandwidth::transfer_time`] of every multiple of 4 KiB up to 2 MiB,
 /// worked out once: the hot path's transfers (flash pages, program units,
 /// mapping units through DRAM) are such multiples, and a table read
@@ -513,6 +559,34 @@ serialize_as_display!(Time, Bytes, Bandwidth, Energy);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_division_is_exact_at_the_edges() {
+        let extremes = [u32::MAX - 1, u32::MAX, (1 << 31) - 1, 1 << 31];
+        let ds = [1u32, 2, 3, 5, 7, 24, 96, 100, 384, 1152, 4096, 65_537];
+        for d in ds.into_iter().chain(extremes) {
+            let f = FastDiv::new(d);
+            assert_eq!(f.divisor(), d);
+            let near = |k: u32| [k.wrapping_sub(1), k, k.wrapping_add(1)];
+            let ns = [0u32, 1, d - 1, d, u32::MAX, u32::MAX - 1]
+                .into_iter()
+                .chain((1..64u32).flat_map(|q| near(d.wrapping_mul(q))))
+                .chain(extremes.into_iter().flat_map(near));
+            for n in ns {
+                assert_eq!(f.quotient(n), n / d, "{n} / {d}");
+                assert_eq!(f.remainder(n), n % d, "{n} % {d}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_division_is_exact(n in proptest::prelude::any::<u32>(), d in 1u32..) {
+            let f = FastDiv::new(d);
+            proptest::prop_assert_eq!(f.quotient(n), n / d);
+            proptest::prop_assert_eq!(f.remainder(n), n % d);
+        }
+    }
 
     #[test]
     fn a_transfer_table_gives_what_transfer_time_gives() {

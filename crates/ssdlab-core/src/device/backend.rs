@@ -388,7 +388,7 @@ impl Drive {
             let start = job.next;
             // The slots of the same multi-plane page: [lo, lo + ppg) (no
             // division per slot).
-            let lo = job.slots[start].0 .0 / ppg * ppg;
+            let lo = self.geo.page_row(job.slots[start].0) * ppg;
             let in_page = |s: u32| s.wrapping_sub(lo) < ppg;
             let mut end = start + 1;
             while end < job.slots.len() && in_page(job.slots[end].0 .0) {

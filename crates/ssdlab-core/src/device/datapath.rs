@@ -161,7 +161,7 @@ impl Drive {
                 Mapping::Unmapped => zero_units += 1,
                 Mapping::InBuffer => dram_units += 1,
                 Mapping::Flash(p) => {
-                    let key = p.0 / ppg;
+                    let key = self.geo.page_row(p);
                     let plane =
                         Self::plane_bit(p.0 - key * ppg, self.geo.slots_per_page, self.spp_shift);
                     match groups.iter_mut().find(|g| g.0 == key) {

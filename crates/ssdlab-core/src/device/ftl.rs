@@ -430,7 +430,7 @@ impl Ftl {
             self.validity_touch_slot(ppa);
         }
         self.set_p2l(ppa, UNMAPPED);
-        let b = (ppa / self.geo.slots_per_block) as usize;
+        let b = self.geo.block_of(Ppa(ppa)) as usize;
         self.valid[b] -= 1;
     }
 
@@ -647,7 +647,7 @@ impl Ftl {
         if self.vtrack {
             self.validity_touch_slot(ppa.0);
         }
-        let b = (ppa.0 / self.geo.slots_per_block) as usize;
+        let b = self.geo.block_of(ppa) as usize;
         self.valid[b] += 1;
         self.seq += 1;
         if !self.ckpt_dirty.is_empty() {

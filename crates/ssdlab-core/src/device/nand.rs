@@ -11,7 +11,7 @@
 pub(crate) mod config;
 
 use crate::config::NandConfig;
-use crate::units::{Bytes, Ppa, Time};
+use crate::units::{Bytes, FastDiv, Ppa, Time};
 
 /// Decoded physical location of a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,21 @@ pub struct Geometry {
     pub endurance: u32,
     /// Chance that an erase fails and retires its block (`nand.grown_bad_rate`).
     pub grown_bad_rate: f64,
+    /// Divisions by the fields above, by multiplication (the hot path's
+    /// address arithmetic).
+    div: GeometryDiv,
+}
+
+/// [`FastDiv`]s of the [`Geometry`] divisors used on the hot path.
+#[derive(Debug, Clone, Copy)]
+struct GeometryDiv {
+    slots_per_block: FastDiv,
+    slots_per_row: FastDiv,
+    slots_per_page: FastDiv,
+    planes_per_unit: FastDiv,
+    blocks_per_unit: FastDiv,
+    units_per_die: FastDiv,
+    dies_per_channel: FastDiv,
 }
 
 impl Geometry {
@@ -77,6 +92,18 @@ impl Geometry {
         } else {
             1
         };
+        let slots_per_block = planes_per_unit * n.pages_per_block * slots_per_page;
+        // A zero divisor (refused by the validator) divides by 1 here.
+        let fd = |d: u32| FastDiv::new(d.max(1));
+        let div = GeometryDiv {
+            slots_per_block: fd(slots_per_block),
+            slots_per_row: fd(planes_per_unit * slots_per_page),
+            slots_per_page: fd(slots_per_page),
+            planes_per_unit: fd(planes_per_unit),
+            blocks_per_unit: fd(n.blocks_per_plane),
+            units_per_die: fd(units_per_die),
+            dies_per_channel: fd(n.dies_per_channel()),
+        };
         Geometry {
             channels: n.channels,
             dies_per_channel: n.dies_per_channel(),
@@ -87,7 +114,7 @@ impl Geometry {
             blocks_per_unit: n.blocks_per_plane,
             pages_per_block: n.pages_per_block,
             slots_per_page,
-            slots_per_block: planes_per_unit * n.pages_per_block * slots_per_page,
+            slots_per_block,
             pages_per_program,
             slots_per_program: pages_per_program * planes_per_unit * slots_per_page,
             bits: n.cell.bits(),
@@ -98,6 +125,7 @@ impl Geometry {
             ),
             endurance: n.endurance,
             grown_bad_rate: n.grown_bad_rate,
+            div,
         }
     }
 
@@ -121,38 +149,48 @@ impl Geometry {
     /// Global block id holding a slot.
     #[inline]
     pub fn block_of(&self, ppa: Ppa) -> u32 {
-        ppa.0 / self.slots_per_block
+        self.div.slots_per_block.quotient(ppa.0)
+    }
+
+    /// Global page row of a slot: the (multi-plane) page it is in, the
+    /// slots `row * planes_per_unit * slots_per_page ..` of the next row.
+    #[inline]
+    pub fn page_row(&self, ppa: Ppa) -> u32 {
+        self.div.slots_per_row.quotient(ppa.0)
     }
 
     /// Unit of a global block id.
     #[inline]
     pub fn unit_of_block(&self, block_id: u32) -> u32 {
-        block_id / self.blocks_per_unit
+        self.div.blocks_per_unit.quotient(block_id)
     }
 
     /// Die of a unit.
     #[inline]
     pub fn die_of_unit(&self, unit: u32) -> u32 {
-        unit / self.units_per_die
+        self.div.units_per_die.quotient(unit)
     }
 
     /// Channel of a die (dies are numbered channel-major: die = ch * dies_per_channel + way).
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        die / self.dies_per_channel
+        self.div.dies_per_channel.quotient(die)
     }
 
     /// Decode a slot address.
     #[inline]
     pub fn decode(&self, ppa: Ppa) -> SlotAddr {
-        let bid = ppa.0 / self.slots_per_block;
-        let off = ppa.0 % self.slots_per_block;
-        let page_plane = off / self.slots_per_page;
+        let d = &self.div;
+        let bid = d.slots_per_block.quotient(ppa.0);
+        let off = ppa.0 - bid * self.slots_per_block;
+        let page_plane = d.slots_per_page.quotient(off);
+        let unit = d.blocks_per_unit.quotient(bid);
+        let page = d.planes_per_unit.quotient(page_plane);
         SlotAddr {
-            unit: bid / self.blocks_per_unit,
-            block: bid % self.blocks_per_unit,
-            page: page_plane / self.planes_per_unit,
-            plane: page_plane % self.planes_per_unit,
+            unit,
+            block: bid - unit * self.blocks_per_unit,
+            page,
+            plane: page_plane - page * self.planes_per_unit,
         }
     }
 
@@ -250,5 +288,47 @@ mod tests {
         );
         assert_eq!(g.page_type(7), 1);
         assert_eq!(g.channel_of_die(g.die_of_unit(5)), 1);
+    }
+
+    /// Address arithmetic by multiplication ([`FastDiv`]) gives what plain
+    /// division gives, with and without multi-plane units, on every slot
+    /// of the first and last blocks and a stride through the rest.
+    #[test]
+    fn addresses_match_plain_division() {
+        for (name, multi_plane) in [
+            ("pm9a3-960g", true),
+            ("pm9a3-960g", false),
+            ("970evo-1t", true),
+        ] {
+            let mut d = Device::preset(name).unwrap();
+            d.nand.multi_plane = multi_plane;
+            let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+            let total = g.total_slots() as u32;
+            let spb = g.slots_per_block;
+            let slots = (0..spb)
+                .chain(total - spb..total)
+                .chain((0..total).step_by(7919));
+            for p in slots {
+                let bid = p / spb;
+                let off = p % spb;
+                let pp = off / g.slots_per_page;
+                let want = SlotAddr {
+                    unit: bid / g.blocks_per_unit,
+                    block: bid % g.blocks_per_unit,
+                    page: pp / g.planes_per_unit,
+                    plane: pp % g.planes_per_unit,
+                };
+                assert_eq!(g.decode(Ppa(p)), want, "{name} slot {p}");
+                assert_eq!(g.block_of(Ppa(p)), bid);
+                assert_eq!(g.unit_of_block(bid), want.unit);
+                assert_eq!(
+                    g.page_row(Ppa(p)),
+                    p / (g.planes_per_unit * g.slots_per_page)
+                );
+                let die = want.unit / g.units_per_die;
+                assert_eq!(g.die_of_unit(want.unit), die);
+                assert_eq!(g.channel_of_die(die), die / g.dies_per_channel);
+            }
+        }
     }
 }

@@ -85,7 +85,7 @@ impl Ftl {
     /// Is `ppa` in a block run in SLC mode?
     #[inline]
     pub fn is_slc(&self, ppa: Ppa) -> bool {
-        !self.slc_mode.is_empty() && self.slc_mode[(ppa.0 / self.geo.slots_per_block) as usize]
+        !self.slc_mode.is_empty() && self.slc_mode[self.geo.block_of(ppa) as usize]
     }
 
     /// Host writes wait for folding when the SLC cache is full.
