@@ -177,26 +177,30 @@ impl Bandwidth {
     }
 }
 
-/// Quotient and remainder of a `u32` by a divisor fixed at set-up, by
-/// multiplication instead of a hardware division: `M = ceil(2^64 / d)`,
-/// `n / d = (M * n) >> 64`, and `n % d = ((M * n mod 2^64) * d) >> 64`,
-/// exact for every `u32` `n` and `d >= 2` (Lemire, Kaser and Kurz, "Faster
+/// Division of a `u32` by a divisor fixed at set-up, as a multiply and a
+/// shift instead of a hardware division (20-40 cycles): with
+/// `m = floor(2^64 / d) + 1`, `floor(n / d)` is the high 64 bits of `m * n`
+/// for every 32-bit `n` and `d >= 2` (Lemire, Kaser and Kurz, "Faster
 /// remainder by direct computation", Software: Practice and Experience
-/// 49(6), 2019); `d = 1` is handled apart. [`crate::nand::Geometry`] uses
-/// it for slot, row, block, unit and die numbers.
-#[derive(Clone, Copy, Debug)]
+/// 49(6), 2019); `d = 1` is handled apart, and `d = 0` (which callers
+/// refuse before) gives a quotient of 0. Used by [`crate::nand::Geometry`]
+/// (slot, row, block, unit and die numbers) and the FTL's closed-form fill.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct FastDiv {
-    m: u64,
     d: u32,
+    m: u64,
 }
 
 impl FastDiv {
-    /// Dividing by `d` (at least 1).
+    /// Dividing by `d`.
     pub fn new(d: u32) -> FastDiv {
-        assert!(d > 0, "division by zero");
         FastDiv {
-            m: (u64::MAX / d as u64).wrapping_add(1),
             d,
+            m: if d == 0 {
+                0
+            } else {
+                (u64::MAX / d as u64).wrapping_add(1)
+            },
         }
     }
 
@@ -210,16 +214,17 @@ impl FastDiv {
     #[inline(always)]
     pub fn quotient(self, n: u32) -> u32 {
         if self.d == 1 {
-            return n;
+            n
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as u32
         }
-        ((self.m as u128 * n as u128) >> 64) as u32
     }
 
-    /// `n % d`.
+    /// `(n / d, n % d)`.
     #[inline(always)]
-    pub fn remainder(self, n: u32) -> u32 {
-        let low = self.m.wrapping_mul(n as u64);
-        ((low as u128 * self.d as u128) >> 64) as u32
+    pub fn divmod(self, n: u32) -> (u32, u32) {
+        let q = self.quotient(n);
+        (q, n - q * self.d)
     }
 }
 
@@ -562,29 +567,51 @@ mod tests {
 
     #[test]
     fn fast_division_is_exact_at_the_edges() {
-        let extremes = [u32::MAX - 1, u32::MAX, (1 << 31) - 1, 1 << 31];
-        let ds = [1u32, 2, 3, 5, 7, 24, 96, 100, 384, 1152, 4096, 65_537];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let extremes = [u32::MAX - 3, u32::MAX - 1, u32::MAX, (1 << 31) - 1, 1 << 31];
+        let ds = [
+            1u32,
+            2,
+            3,
+            5,
+            7,
+            24,
+            96,
+            100,
+            384,
+            1152,
+            1536,
+            4096,
+            5102,
+            65_535,
+            65_537,
+            1 << 20,
+        ];
         for d in ds.into_iter().chain(extremes) {
             let f = FastDiv::new(d);
-            assert_eq!(f.divisor(), d);
             let near = |k: u32| [k.wrapping_sub(1), k, k.wrapping_add(1)];
             let ns = [0u32, 1, d - 1, d, u32::MAX, u32::MAX - 1]
                 .into_iter()
                 .chain((1..64u32).flat_map(|q| near(d.wrapping_mul(q))))
                 .chain(extremes.into_iter().flat_map(near));
             for n in ns {
+                assert_eq!(f.divmod(n), (n / d, n % d), "{n} / {d}");
+            }
+            for _ in 0..10_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let n = (x >> 32) as u32;
                 assert_eq!(f.quotient(n), n / d, "{n} / {d}");
-                assert_eq!(f.remainder(n), n % d, "{n} % {d}");
             }
         }
+        assert_eq!(FastDiv::new(0).divmod(7), (0, 7));
     }
 
     proptest::proptest! {
         #[test]
         fn fast_division_is_exact(n in proptest::prelude::any::<u32>(), d in 1u32..) {
-            let f = FastDiv::new(d);
-            proptest::prop_assert_eq!(f.quotient(n), n / d);
-            proptest::prop_assert_eq!(f.remainder(n), n % d);
+            proptest::prop_assert_eq!(FastDiv::new(d).divmod(n), (n / d, n % d));
         }
     }
 

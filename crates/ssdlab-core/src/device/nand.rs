@@ -93,8 +93,7 @@ impl Geometry {
             1
         };
         let slots_per_block = planes_per_unit * n.pages_per_block * slots_per_page;
-        // A zero divisor (refused by the validator) divides by 1 here.
-        let fd = |d: u32| FastDiv::new(d.max(1));
+        let fd = FastDiv::new;
         let div = GeometryDiv {
             slots_per_block: fd(slots_per_block),
             slots_per_row: fd(planes_per_unit * slots_per_page),

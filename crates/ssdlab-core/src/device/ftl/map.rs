@@ -20,6 +20,7 @@
 
 use crate::device::cache::LpnHasher;
 use crate::nand::Geometry;
+use crate::units::FastDiv;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -274,12 +275,12 @@ impl SparseTable {
 pub(super) struct SeqFill {
     /// LPNs filled (0: none, every default is "unmapped").
     pub(super) n: u64,
-    spp: Div,
-    ppb: Div,
-    spb: Div,
-    bpu: Div,
+    spp: FastDiv,
+    ppb: FastDiv,
+    spb: FastDiv,
+    bpu: FastDiv,
     /// Units in the stripe.
-    units: Div,
+    units: FastDiv,
     stripe: Vec<u32>,
     /// Per unit: its position in `stripe`.
     pos: Vec<u32>,
@@ -298,41 +299,6 @@ struct FillBlocks {
     rank: Vec<u32>,
 }
 
-/// Division of a `u32` by a fixed divisor as a multiply and a shift
-/// (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019:
-/// with `m = floor(2^64 / d) + 1`, `floor(n / d)` is the high 64 bits of
-/// `m * n` for every 32-bit `n`). The fill's formula divides five times per
-/// lookup; a hardware division costs 20-40 cycles.
-#[derive(Debug, Clone, Copy, Default)]
-struct Div {
-    d: u32,
-    m: u64,
-}
-
-impl Div {
-    fn new(d: u32) -> Div {
-        Div {
-            d,
-            m: if d == 0 {
-                0
-            } else {
-                (u64::MAX / d as u64).wrapping_add(1)
-            },
-        }
-    }
-
-    /// (n / d, n % d).
-    #[inline(always)]
-    fn divmod(self, n: u32) -> (u32, u32) {
-        let q = if self.d == 1 {
-            n
-        } else {
-            ((self.m as u128 * n as u128) >> 64) as u32
-        };
-        (q, n - q * self.d)
-    }
-}
-
 impl SeqFill {
     /// The fill of `n` LPNs over `geo` in `stripe` order.
     pub(super) fn new(geo: &Geometry, stripe: &[u32], n: u64) -> SeqFill {
@@ -343,11 +309,11 @@ impl SeqFill {
         let spp = geo.slots_per_program;
         SeqFill {
             n,
-            spp: Div::new(spp),
-            ppb: Div::new(geo.slots_per_block / spp.max(1)),
-            spb: Div::new(geo.slots_per_block),
-            bpu: Div::new(geo.blocks_per_unit),
-            units: Div::new(stripe.len() as u32),
+            spp: FastDiv::new(spp),
+            ppb: FastDiv::new(geo.slots_per_block / spp.max(1)),
+            spb: FastDiv::new(geo.slots_per_block),
+            bpu: FastDiv::new(geo.blocks_per_unit),
+            units: FastDiv::new(stripe.len() as u32),
             stripe: stripe.to_vec(),
             pos,
             blocks: None,
@@ -361,7 +327,7 @@ impl SeqFill {
         mut self,
         free: impl ExactSizeIterator<Item = impl Iterator<Item = &'a u32>> + Clone,
     ) -> SeqFill {
-        let bpu = self.bpu.d as usize;
+        let bpu = self.bpu.divisor() as usize;
         let plain = free
             .clone()
             .all(|list| list.enumerate().all(|(i, &b)| b as usize == i));
@@ -385,7 +351,7 @@ impl SeqFill {
     #[inline]
     pub(super) fn block(&self, unit: u32, ordinal: u32) -> u32 {
         match &self.blocks {
-            Some(f) => f.order[(unit as u64 * self.bpu.d as u64 + ordinal as u64) as usize],
+            Some(f) => f.order[(unit as u64 * self.bpu.divisor() as u64 + ordinal as u64) as usize],
             None => ordinal,
         }
     }
@@ -401,14 +367,14 @@ impl SeqFill {
     /// allocator's host floor interferes) until the fill ends?
     pub(super) fn applies(&self, floor: u32) -> bool {
         let u = self.stripe.len() as u64;
-        let (spp, spb) = (self.spp.d as u64, self.spb.d as u64);
-        if u == 0 || spp == 0 || !spb.is_multiple_of(spp) || self.ppb.d == 0 {
+        let (spp, spb) = (self.spp.divisor() as u64, self.spb.divisor() as u64);
+        if u == 0 || spp == 0 || !spb.is_multiple_of(spp) || self.ppb.divisor() == 0 {
             return false;
         }
         let batches = self.n.div_ceil(spp);
         let programs_per_unit = batches.div_ceil(u);
-        let blocks = programs_per_unit.div_ceil(self.ppb.d as u64);
-        blocks < (self.bpu.d as u64).saturating_sub(floor as u64)
+        let blocks = programs_per_unit.div_ceil(self.ppb.divisor() as u64);
+        blocks < (self.bpu.divisor() as u64).saturating_sub(floor as u64)
     }
 
     /// Slot of `lpn` (the L2P's default).
@@ -421,8 +387,8 @@ impl SeqFill {
         let (j, i) = self.units.divmod(k);
         let unit = self.stripe[i as usize] as u64;
         let (blk, p) = self.ppb.divmod(j);
-        let block = unit * self.bpu.d as u64 + self.block(unit as u32, blk) as u64;
-        (block * self.spb.d as u64 + (p * self.spp.d + r) as u64) as u32
+        let block = unit * self.bpu.divisor() as u64 + self.block(unit as u32, blk) as u64;
+        (block * self.spb.divisor() as u64 + (p * self.spp.divisor() + r) as u64) as u32
     }
 
     /// LPN at `slot` (the P2L's default).
@@ -440,9 +406,9 @@ impl SeqFill {
             }
         }
         let (p, r) = self.spp.divmod(off);
-        let j = blk as u64 * self.ppb.d as u64 + p as u64;
+        let j = blk as u64 * self.ppb.divisor() as u64 + p as u64;
         let k = j * self.stripe.len() as u64 + self.pos[unit as usize] as u64;
-        let l = k * self.spp.d as u64 + r as u64;
+        let l = k * self.spp.divisor() as u64 + r as u64;
         if l < self.n {
             l as u32
         } else {
@@ -622,36 +588,5 @@ mod tests {
             r.set((k * 7919 * PAGE_ENTRIES) % n + k % 3, k as u32);
         }
         assert!(r.sparse.is_some());
-    }
-
-    #[test]
-    fn division_by_multiplication_is_exact() {
-        let mut x: u64 = 1;
-        for d in [
-            1u32,
-            2,
-            3,
-            7,
-            24,
-            96,
-            384,
-            1536,
-            5102,
-            65_535,
-            1 << 20,
-            u32::MAX - 3,
-        ] {
-            let f = Div::new(d);
-            for n in [0u32, 1, d - 1, d, d.wrapping_add(1), u32::MAX, u32::MAX - 1] {
-                assert_eq!(f.divmod(n), (n / d, n % d), "{n} / {d}");
-            }
-            for _ in 0..10_000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let n = (x >> 32) as u32;
-                assert_eq!(f.divmod(n), (n / d, n % d), "{n} / {d}");
-            }
-        }
     }
 }
