@@ -763,3 +763,36 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
         "{text}"
     );
 }
+
+/// `scripts/ab_bench.py` runs two binaries' bench at once and reports each
+/// round and the median ratio (here the binary against itself, tiny runs);
+/// a filter that matches no case is an error naming it.
+#[test]
+fn ab_bench_compares_two_binaries() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/ab_bench.py");
+    let bin = env!("CARGO_BIN_EXE_ssdlab");
+    let run = |filter: &str| {
+        Command::new("python3")
+            .args([script, bin, bin, "--filter", filter, "--ios", "2000"])
+            .args(["--rounds", "2"])
+            .output()
+            .expect("run python3 scripts/ab_bench.py")
+    };
+    let out = run("seqwrite");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches("round ").count(), 2, "{text}");
+    assert!(
+        text.contains("seqwrite-128k-qd32") && text.contains("median B/A"),
+        "{text}"
+    );
+    assert!(text.contains("2 rounds"), "{text}");
+    let out = run("no-such-case");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-case"), "{err}");
+}
