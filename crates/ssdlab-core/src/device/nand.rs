@@ -26,7 +26,10 @@ pub struct SlotAddr {
     pub plane: u32,
 }
 
-/// Geometry derived from the configuration.
+/// Geometry derived from the configuration. Its fields are read-only by
+/// convention: build one with [`Geometry::new`] or
+/// [`Geometry::one_channel`], which work out the divisions by its fields
+/// that the hot path uses.
 #[derive(Debug, Clone)]
 pub struct Geometry {
     /// Channels.
@@ -126,6 +129,22 @@ impl Geometry {
             grown_bad_rate: n.grown_bad_rate,
             div,
         }
+    }
+
+    /// The same NAND as `units` parallel units on one channel, a unit a die
+    /// (the scaled steady state's reduced drive). Build geometries with
+    /// [`Geometry::new`] or this, never by changing fields: the divisions
+    /// the hot path uses are worked out from them once.
+    pub fn one_channel(&self, units: u32) -> Geometry {
+        let mut g = self.clone();
+        g.channels = 1;
+        g.dies_per_channel = units;
+        g.dies = units;
+        g.units_per_die = 1;
+        g.units = units;
+        g.div.units_per_die = FastDiv::new(1);
+        g.div.dies_per_channel = FastDiv::new(units);
+        g
     }
 
     /// Total physical slots.
@@ -290,18 +309,25 @@ mod tests {
     }
 
     /// Address arithmetic by multiplication ([`FastDiv`]) gives what plain
-    /// division gives, with and without multi-plane units, on every slot
-    /// of the first and last blocks and a stride through the rest.
+    /// division gives, with and without multi-plane units, and on a reduced
+    /// one-channel copy, on every slot of the first and last blocks and a
+    /// stride through the rest.
     #[test]
     fn addresses_match_plain_division() {
-        for (name, multi_plane) in [
-            ("pm9a3-960g", true),
-            ("pm9a3-960g", false),
-            ("970evo-1t", true),
+        for (name, multi_plane, reduced) in [
+            ("pm9a3-960g", true, None),
+            ("pm9a3-960g", false, None),
+            ("pm9a3-960g", false, Some(3)),
+            ("970evo-1t", true, None),
+            ("970evo-1t", true, Some(4)),
         ] {
             let mut d = Device::preset(name).unwrap();
             d.nand.multi_plane = multi_plane;
-            let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+            let mut g = Geometry::new(&d.nand, d.ftl.mapping_unit);
+            if let Some(units) = reduced {
+                g = g.one_channel(units);
+                assert_eq!((g.channels, g.dies, g.units), (1, units, units));
+            }
             let total = g.total_slots() as u32;
             let spb = g.slots_per_block;
             let slots = (0..spb)

@@ -162,12 +162,7 @@ impl Ftl {
         max_drive_writes: f64,
     ) -> (f64, f64, SteadyMethod) {
         let k = self.geo.units / ur;
-        let mut geo = self.geo.clone();
-        geo.channels = 1;
-        geo.dies_per_channel = ur;
-        geo.dies = ur;
-        geo.units_per_die = 1;
-        geo.units = ur;
+        let geo = self.geo.one_channel(ur);
         let lpns = self.lpns / k as u64;
         let mut cfg = self.cfg.clone();
         if let Some(s) = &self.slc {
