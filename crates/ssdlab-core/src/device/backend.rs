@@ -372,7 +372,6 @@ impl Drive {
     }
 
     pub(super) fn gc_issue(&mut self, now: Time, unit: u32, eq: &mut EventQueue<Event>) {
-        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
         let staging_limit = self.gc_staging_limit();
         let Some(job) = self.gc[unit as usize].as_mut() else {
             return;
@@ -386,12 +385,10 @@ impl Drive {
             && self.cache.dirty_gc(unit) < staging_limit
         {
             let start = job.next;
-            // The slots of the same multi-plane page: [lo, lo + ppg) (no
-            // division per slot).
-            let lo = self.geo.page_row(job.slots[start].0) * ppg;
-            let in_page = |s: u32| s.wrapping_sub(lo) < ppg;
+            // The slots of the same multi-plane page.
+            let row = self.geo.page_row(job.slots[start].0);
             let mut end = start + 1;
-            while end < job.slots.len() && in_page(job.slots[end].0 .0) {
+            while end < job.slots.len() && self.geo.page_row(job.slots[end].0) == row {
                 end += 1;
             }
             job.next = end;
@@ -401,10 +398,10 @@ impl Drive {
             for &(_, l) in &job.slots[start..end] {
                 self.ftl.prefetch(l);
             }
-            let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
+            let geo = &self.geo;
             let planes = job.slots[start..end]
                 .iter()
-                .fold(0u64, |m, s| m | Self::plane_bit(s.0 .0 - lo, spp, shift));
+                .fold(0u64, |m, s| m | geo.plane_bit(s.0));
             // GC reads are flash commands the firmware issues, and cost NAND
             // energy like host reads.
             self.fw.issue_flash_command(now);

@@ -69,17 +69,6 @@ impl Drive {
         (n, issue)
     }
 
-    /// Bit of the plane that a slot at offset `rem` within its multi-plane
-    /// page group is in (a shift when slots per page is a power of two).
-    #[inline]
-    pub(super) fn plane_bit(rem: u32, slots_per_page: u32, shift: Option<u32>) -> u64 {
-        let plane = match shift {
-            Some(s) => rem >> s,
-            None => rem / slots_per_page,
-        };
-        1u64 << plane.min(63)
-    }
-
     pub(super) fn process(
         &mut self,
         now: Time,
@@ -151,7 +140,6 @@ impl Drive {
         let mut zero_units = 0u64;
         let mut groups = std::mem::take(&mut self.scratch_groups);
         groups.clear();
-        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
         for l in c.lpn..c.lpn + c.nlpn {
             if self.cache.read_lookup(l) {
                 dram_units += 1;
@@ -162,8 +150,7 @@ impl Drive {
                 Mapping::InBuffer => dram_units += 1,
                 Mapping::Flash(p) => {
                     let key = self.geo.page_row(p);
-                    let plane =
-                        Self::plane_bit(p.0 - key * ppg, self.geo.slots_per_page, self.spp_shift);
+                    let plane = self.geo.plane_bit(p);
                     match groups.iter_mut().find(|g| g.0 == key) {
                         Some(g) => {
                             g.2 += 1;

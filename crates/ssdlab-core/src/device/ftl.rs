@@ -29,7 +29,7 @@ mod validity;
 
 use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling};
 use crate::nand::Geometry;
-use crate::units::{Lpn, Ppa};
+use crate::units::{FastDiv, Lpn, Ppa};
 pub use hybrid::{logical_blocks_per_unit, HybridStep, MergeKind, MergePlan};
 use map::{SeqFill, SparseTable, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};
@@ -122,8 +122,8 @@ pub struct Ftl {
     tpages: u32,
     /// L2P entries per translation page.
     tpe: u32,
-    /// log2 of `tpe` when it is a power of two (a shift, not a division, per update).
-    tpe_shift: Option<u32>,
+    /// Division by `tpe` (per update).
+    tpe_div: FastDiv,
     /// Units of a checkpoint record (0: no checkpoints), after the
     /// translation pages in the L2P.
     crec: u32,
@@ -240,7 +240,7 @@ impl Ftl {
             lpns: logical_units,
             tpages,
             tpe,
-            tpe_shift: tpe.is_power_of_two().then(|| tpe.trailing_zeros()),
+            tpe_div: FastDiv::new(tpe),
             map_leftover: vec![Vec::new(); geo.units as usize],
             grown_bad: vec![0; geo.units as usize],
             retired_worn: 0,

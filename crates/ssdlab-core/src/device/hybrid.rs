@@ -363,19 +363,17 @@ impl Drive {
         reads: &[Ppa],
         eq: &mut EventQueue<Event>,
     ) -> u32 {
-        let ppg = self.geo.planes_per_unit * self.geo.slots_per_page;
-        let (spp, shift) = (self.geo.slots_per_page, self.spp_shift);
         let mut n = 0;
         let mut start = 0;
         while start < reads.len() {
-            let key = reads[start].0 / ppg;
+            let key = self.geo.page_row(reads[start]);
             let mut end = start + 1;
-            while end < reads.len() && reads[end].0 / ppg == key {
+            while end < reads.len() && self.geo.page_row(reads[end]) == key {
                 end += 1;
             }
             let planes = reads[start..end]
                 .iter()
-                .fold(0u64, |m, s| m | Self::plane_bit(s.0 % ppg, spp, shift));
+                .fold(0u64, |m, s| m | self.geo.plane_bit(*s));
             let bytes = (end - start) as u64 * self.unit_bytes;
             self.act.nand_read_pages += planes.count_ones() as u64;
             self.act.nand_bus_bytes += bytes;

@@ -232,8 +232,6 @@ pub struct Drive {
     ctl: Controller,
     fw: Firmware,
     fetch_wakeup: bool,
-    /// log2 of slots per page when it is a power of two.
-    spp_shift: Option<u32>,
     /// Busy time charged at the last power mark (see [`Drive::power_mark`]).
     charged: Option<(Time, Activity)>,
     /// One submission queue and a fetch executor that serves nothing else:
@@ -459,10 +457,6 @@ impl Drive {
             act: ActCounters::default(),
             fetch_wakeup: false,
             charged: None,
-            spp_shift: geo
-                .slots_per_page
-                .is_power_of_two()
-                .then(|| geo.slots_per_page.trailing_zeros()),
             direct_fetch: false,
             dram: FifoServer::default(),
             dram_xfer: crate::units::TransferTable::new(dev.cache.dram_bandwidth),

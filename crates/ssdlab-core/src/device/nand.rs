@@ -177,6 +177,14 @@ impl Geometry {
         self.div.slots_per_row.quotient(ppa.0)
     }
 
+    /// The bit of the plane (within its unit) slot `ppa` is on, in a
+    /// multi-plane operation's plane mask (plane 63 and above share bit 63).
+    #[inline]
+    pub fn plane_bit(&self, ppa: Ppa) -> u64 {
+        let (_, in_row) = self.div.slots_per_row.divmod(ppa.0);
+        1u64 << self.div.slots_per_page.quotient(in_row).min(63)
+    }
+
     /// Unit of a global block id.
     #[inline]
     pub fn unit_of_block(&self, block_id: u32) -> u32 {
@@ -344,6 +352,7 @@ mod tests {
                     plane: pp % g.planes_per_unit,
                 };
                 assert_eq!(g.decode(Ppa(p)), want, "{name} slot {p}");
+                assert_eq!(g.plane_bit(Ppa(p)), 1 << want.plane.min(63));
                 assert_eq!(g.block_of(Ppa(p)), bid);
                 assert_eq!(g.unit_of_block(bid), want.unit);
                 assert_eq!(

@@ -22,7 +22,7 @@ impl Ftl {
     #[inline]
     pub(super) fn checkpoint_touch(&mut self, lpn: u32) {
         if (lpn as u64) < self.lpns {
-            let t = (lpn / self.tpe) as usize;
+            let t = self.translation_page_of(lpn) as usize;
             self.ckpt_dirty[t / 64] |= 1 << (t % 64);
         }
     }

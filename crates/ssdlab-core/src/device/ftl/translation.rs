@@ -75,10 +75,7 @@ impl Ftl {
     /// The translation page holding `lpn`'s entry.
     #[inline]
     pub fn translation_page_of(&self, lpn: u32) -> u32 {
-        match self.tpe_shift {
-            Some(s) => lpn >> s,
-            None => lpn / self.tpe,
-        }
+        self.tpe_div.quotient(lpn)
     }
 
     /// Where translation page `t` is: never written (`Unmapped`: all its
