@@ -16,6 +16,7 @@ which slows both a little and equally.
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +24,10 @@ import sys
 
 def start(binary, args):
     cmd = [binary, "bench", "--output-format", "json", *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        sys.exit(f"{binary}: cannot run it ({e.strerror})")
 
 
 def finish(proc, binary):
@@ -48,6 +52,9 @@ def main():
     o = p.parse_args()
     if o.rounds < 1 or o.ios < 1:
         sys.exit("--rounds and --ios must be at least 1")
+    for binary in (o.a, o.b):
+        if shutil.which(binary) is None:
+            sys.exit(f"{binary}: not an executable file")
     args = ["--filter", o.filter, "--ios", str(o.ios)]
     for s in o.set:
         args += ["--set", s]

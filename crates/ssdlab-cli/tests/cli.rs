@@ -766,7 +766,8 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
 
 /// `scripts/ab_bench.py` runs two binaries' bench at once and reports each
 /// round and the median ratio (here the binary against itself, tiny runs);
-/// a filter that matches no case is an error naming it.
+/// a filter that matches no case, or a binary that is not one, is an error
+/// naming it.
 #[test]
 fn ab_bench_compares_two_binaries() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/ab_bench.py");
@@ -795,4 +796,14 @@ fn ab_bench_compares_two_binaries() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no-such-case"), "{err}");
+    let out = Command::new("python3")
+        .args([script, "/no/such/ssdlab", bin])
+        .output()
+        .expect("run python3 scripts/ab_bench.py");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/no/such/ssdlab: not an executable file"),
+        "{err}"
+    );
 }
