@@ -252,7 +252,9 @@ class Checkpoints:
     ``ftl.checkpoint_log_size``, seed 001's C-log): the interval (0 without
     one), the mapping-log size (0 without one), checkpoints taken (and how
     many the log size started) and skipped (the previous one still
-    being written), what they wrote, and when the last complete one began."""
+    being written, or under block and hybrid mapping ``skipped_no_room``:
+    no erased block to spare), what they wrote, and when the last complete
+    one began."""
 
     interval_s: float = 0.0
     log_size_bytes: int = 0
@@ -260,6 +262,7 @@ class Checkpoints:
     log_entries: int = 0
     taken: int = 0
     skipped: int = 0
+    skipped_no_room: int = 0
     units_written: int = 0
     bytes_written: int = 0
     last_complete_s: Optional[float] = None

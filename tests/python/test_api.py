@@ -613,6 +613,23 @@ def test_hybrid_mapping_reports_its_merges(small):
         ssdlab.run(small.with_(ftl__mapping="bast"), job)
 
 
+def test_hybrid_mapping_checkpoints_its_block_map(small):
+    # BAST with a checkpoint every 2 ms, the power lost at 20 ms: recovery
+    # reads the last checkpoint and scans fewer blocks than without one.
+    job = Job("w", rw="randwrite", bs="4k", iodepth=8, number_ios=20000)
+    bast = small.with_(ftl__mapping="bast", ftl__log_blocks=2)
+    r = ssdlab.run(bast.with_(ftl__checkpoint_interval="2ms"), job, power_loss_at="20ms", sample_interval=None)
+    c = r.checkpoint
+    assert c.taken >= 1 and c.skipped_no_room == 0
+    assert c.bytes_written == c.units_written * 4096
+    assert r.recovery.last_checkpoint_s == c.last_complete_s
+    assert r.recovery.checkpoint_pages_read > 0
+    plain = ssdlab.run(bast, job, power_loss_at="20ms", sample_interval=None)
+    assert plain.checkpoint is None
+    assert r.recovery.oob_reads < plain.recovery.oob_reads
+    assert r.waf_split.checkpoint > 0 and plain.waf_split.checkpoint == 0
+
+
 def test_a_write_buffer_of_whole_blocks_from_python(small):
     # Random rewrites of 2 MiB at 200 writes/s, written back at the end:
     # the buffer of whole logical blocks coalesces them (fewer merges).

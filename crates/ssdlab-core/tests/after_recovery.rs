@@ -470,9 +470,13 @@ fn a_recovered_drive_can_lose_its_power_again() {
     // Random writes, a power loss, random writes on the recovered drive
     // with a second power loss, and a third run: each recovery keeps the
     // tables consistent, and every unit the second recovery kept is read
-    // from flash in the third run. Page mapping and BAST.
+    // from flash in the third run. Page mapping, BAST, and FAST with a
+    // checkpoint every 2 ms (each recovery after the first reads one the
+    // recovered drive wrote).
     let (w, reads) = writes_and_reads();
-    for dev in [small_16k(""), small_mapped("bast", 2)] {
+    let mut fast = small_mapped("fast", 3);
+    fast.ftl.checkpoint_interval = Some(Time::from_secs_f64(0.002));
+    for dev in [small_16k(""), small_mapped("bast", 2), fast] {
         let mut s = System::new(dev.clone(), &w, "w.fio", 9, Precondition::Fill).unwrap();
         s.power_loss_at(Time::from_secs_f64(0.03)).unwrap();
         s.run(&mut |_| {}, &|| false).unwrap();
@@ -484,6 +488,13 @@ fn a_recovered_drive_can_lose_its_power_again() {
         q.run(&mut |_| {}, &|| false).unwrap();
         let second = q.recovery().expect("the second power loss");
         assert!(second.units_lost > 0, "{second:?}");
+        if dev.ftl.checkpoint_interval.is_some() {
+            let last = second
+                .last_checkpoint_s
+                .expect("a checkpoint after recovery");
+            assert!(last > 0.0 && last < 0.02, "{second:?}");
+            assert!(second.checkpoint_pages_read > 0, "{second:?}");
+        }
         q.drives[0].ftl.check_invariants().unwrap();
         let units = q.drives[0].logical_units();
         let mapped = mapped_units(&q);

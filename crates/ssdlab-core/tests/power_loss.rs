@@ -535,16 +535,85 @@ fn a_bad_checkpoint_log_size_is_refused_by_key() {
             "{value}: {e}"
         );
     }
-    // Hybrid mapping takes no checkpoints yet: refused by this key.
-    let text = common::SMALL_SLC.replace(
-        "[ftl]\n",
-        "[ftl]\nmapping = \"bast\"\nlog_blocks = 2\ncheckpoint_log_size = \"1MiB\"\n",
+}
+
+#[test]
+fn block_and_hybrid_checkpoints_cost_writes_and_shorten_recovery() {
+    // Random writes on a filled drive, the power lost at 50 ms, with and
+    // without a checkpoint every 5 ms. A checkpoint is each unit's block
+    // table, block map and log table (8 B a block, 8 B a logical block,
+    // 16 B a log) in blocks of its own: recovery reads the last complete
+    // one and scans only the blocks the block map changed since it began,
+    // not every data block.
+    let job = "[w]\nrw=randwrite\nbs=4k\niodepth=16\nnumber_ios=60000\n";
+    let at = Time::from_secs_f64(0.05);
+    for (scheme, logs) in [("block", 0), ("bast", 2), ("fast", 3)] {
+        let without = lose_power(small_hybrid(scheme, logs), job, Precondition::Fill, at);
+        let (with, s) = lose_power_in(
+            with_checkpoints(small_hybrid(scheme, logs), "5ms"),
+            job,
+            Precondition::Fill,
+            at,
+        );
+        let ftl = &s.drives[0].ftl;
+        let g = &ftl.geo;
+        let c = s.drives[0].checkpoint_report().unwrap();
+        // Block mapping copies a block per random write: few host programs,
+        // and an interval without one takes no checkpoint; one that comes
+        // while the last is still being written (behind merges) is skipped.
+        assert!(c.taken >= 3 && c.skipped <= 2, "{scheme}: {c:?}");
+        assert_eq!(c.skipped_no_room, 0, "{scheme}: {c:?}");
+        // Each unit's part: (8 x blocks + 8 x logical blocks + 16 x logs)
+        // bytes in 4 KiB units, padded to whole program units.
+        let lbns = ssdlab_core::ftl::logical_blocks_per_unit(g, ftl.logical_units());
+        let bytes = 8 * g.blocks_per_unit as u64 + 8 * lbns + 16 * logs as u64;
+        let spp = g.slots_per_program as u64;
+        let per = bytes.div_ceil(4096).div_ceil(spp) * spp * g.units as u64;
+        assert_eq!(c.units_written, c.taken * per, "{scheme}: {c:?}");
+        let r = ssdlab_core::report::Report::from_system(&s, "pl.fio", &[], 1.0);
+        let ws = &r.waf_split;
+        assert!(
+            (ws.checkpoint * ws.host_units as f64 - c.units_written as f64).abs() < 0.5,
+            "{scheme}: {ws:?} {c:?}"
+        );
+        let last = c.last_complete_s.unwrap();
+        assert!(last > 0.025 && last < 0.05, "{scheme}: {c:?}");
+        assert_eq!(with.last_checkpoint_s, Some(last));
+        // The last complete checkpoint is read whole (its units, on every
+        // parallel unit), and nothing else of it.
+        assert_eq!(with.checkpoint_pages_read, per, "{scheme}: {with:?}");
+        assert_eq!(without.checkpoint_pages_read, 0);
+        assert!(
+            with.oob_reads * 4 < without.oob_reads,
+            "{scheme}: {with:?} vs {without:?}"
+        );
+        assert!(with.recovery_time_s < without.recovery_time_s, "{scheme}");
+    }
+}
+
+#[test]
+fn block_and_hybrid_checkpoints_need_room_for_two() {
+    // A unit of 64 blocks with 52 logical blocks (25 % spare, its share
+    // rounded up to whole blocks), 11 BAST logs and a merge target has no
+    // block left: enough without checkpoints, not with two checkpoints'
+    // blocks (one each here).
+    let resolve = |extra: &str| {
+        let text = common::SMALL_SLC.replace(
+            "[ftl]\n",
+            &format!("[ftl]\nmapping = \"bast\"\nlog_blocks = 11\n{extra}"),
+        );
+        ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
+            .and_then(|f| f.resolve("ck.toml"))
+            .map_err(|e| e.to_string())
+    };
+    assert!(resolve("").is_ok(), "{:?}", resolve("").err());
+    let e = resolve("checkpoint_log_size = \"1MiB\"\n").unwrap_err();
+    assert!(
+        e.contains("ftl.log_blocks")
+            && e.contains("needs 66 blocks")
+            && e.contains("2 for two checkpoints"),
+        "{e}"
     );
-    let e = ssdlab_core::config::DeviceFile::from_toml_str(&text, "ck.toml")
-        .and_then(|f| f.resolve("ck.toml"))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("ftl.checkpoint_log_size"), "{e}");
 }
 
 #[test]

@@ -94,8 +94,8 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
         _ => format!("{}KiB", 4 * rng.gen_range(2..=16)),
     };
     // Block and hybrid mapping (a stream of their own): half the cases;
-    // they keep the whole mapping in DRAM and take no checkpoints (refused
-    // with them, for now).
+    // they keep the whole mapping in DRAM (a cached mapping and the L-log
+    // are page mapping's) and checkpoint their block maps.
     let mut hy = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x6879_6272);
     let scheme = ["page", "page", "page", "block", "bast", "fast"][hy.gen_range(0..6)];
     let log_blocks = match scheme {
@@ -116,7 +116,7 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     // Checkpoints by mapping-log size (a stream of its own): a third of
     // the page-mapped cases, with or without an interval.
     let mut cl = Xoshiro256PlusPlus::seed_from_u64(rng.clone().gen::<u64>() ^ 0x636b_6c67);
-    let mut log_size = ["none", "none", "none", "none", "16KiB", "64KiB"][cl.gen_range(0..6)];
+    let log_size = ["none", "none", "none", "none", "16KiB", "64KiB"][cl.gen_range(0..6)];
     // The directory on flash (a stream of its own): a third of the cases
     // with a cached mapping, on 512 B mapping units (with 4 KiB ones a
     // swarm drive's table needs no more than the root's one page).
@@ -148,7 +148,6 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     let program_suspend = fl.gen_bool(0.3);
     let erase_suspend = fl.gen_bool(0.3);
     let cache_read = fl.gen_bool(0.5);
-    let mut checkpoint = checkpoint;
     if scheme != "page" || mapping == "all" {
         unit = "4KiB";
         directory = "all";
@@ -156,8 +155,6 @@ fn drive(rng: &mut Xoshiro256PlusPlus) -> (String, String) {
     if scheme != "page" {
         validity = "none";
         mapping = "all".into();
-        checkpoint = "none";
-        log_size = "none";
     }
     let text = format!(
         r#"

@@ -5,8 +5,8 @@
 pub(crate) mod config;
 
 use super::{
-    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HREAD, TAG_HYB,
-    TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW, TAG_SHIFT,
+    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HCKPT, TAG_HREAD,
+    TAG_HYB, TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW, TAG_SHIFT,
 };
 use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
@@ -569,6 +569,7 @@ impl Drive {
                 self.program_done(now, eq, fabric);
             }
             TAG_HYB => self.hybrid_txn_done(now, (owner & 0xff_ffff) as u32, eq, fabric),
+            TAG_HCKPT => self.hybrid_checkpoint_txn_done(now, owner, eq),
             TAG_MAPREAD => {
                 self.translation_read_done(now, (owner & 0xffff_ffff) as u32, eq, fabric);
             }

@@ -13,7 +13,8 @@
 //! checkpoint stops checkpointing until it programs host data again (no
 //! event keeps a stalled run alive).
 
-use super::{Drive, TAG_MAPPROG, TAG_SHIFT};
+use super::{Drive, HCKPT_ERASE, TAG_HCKPT, TAG_MAPPROG, TAG_SHIFT};
+use crate::config::OpKind;
 use crate::engine::EventQueue;
 use crate::events::Event;
 use crate::units::Time;
@@ -69,6 +70,8 @@ pub(crate) struct Checkpoints {
     host_at_last: u64,
     taken: u64,
     skipped: u64,
+    /// Of those skipped, for want of erased blocks (block and hybrid mapping).
+    no_room: u64,
     pages: u64,
 }
 
@@ -86,8 +89,13 @@ pub struct CheckpointReport {
     pub log_entries: u64,
     /// Checkpoints begun and completed or still being written.
     pub taken: u64,
-    /// Checkpoints skipped because the previous one was still being written.
+    /// Checkpoints skipped because the previous one was still being written
+    /// or (block and hybrid mapping) a unit had no erased block to spare.
     pub skipped: u64,
+    /// Of those, skipped for want of erased blocks: a unit's free blocks
+    /// were all sources of merges under way, or the previous checkpoint's
+    /// blocks were still being erased (block and hybrid mapping only).
+    pub skipped_no_room: u64,
     /// Mapping units queued by checkpoints (translation pages and records).
     pub units_written: u64,
     /// Bytes of those.
@@ -111,9 +119,14 @@ impl CheckpointReport {
             _ => format!("every {:.1} MiB of mapping log", mib(self.log_size_bytes)),
         };
         format!(
-            "  Checkpoints: {when}, {} taken ({} skipped), {} units ({:.1} MiB) written{}\n",
+            "  Checkpoints: {when}, {} taken ({} skipped{}), {} units ({:.1} MiB) written{}\n",
             self.taken,
             self.skipped,
+            if self.skipped_no_room > 0 {
+                format!(", {} for want of erased blocks", self.skipped_no_room)
+            } else {
+                String::new()
+            },
             self.units_written,
             mib(self.bytes_written),
             self.last_complete_s
@@ -132,6 +145,7 @@ impl CheckpointReport {
             r.by_log_size += p.by_log_size;
             r.log_entries += p.log_entries;
             r.skipped += p.skipped;
+            r.skipped_no_room += p.skipped_no_room;
             r.units_written += p.units_written;
             r.bytes_written += p.bytes_written;
         }
@@ -251,6 +265,13 @@ impl Drive {
         let active = host != c.host_at_last;
         c.host_at_last = host;
         c.log_base = entries;
+        if self.ftl.is_hybrid() {
+            self.hybrid_checkpoint(now, eq);
+            if active && !by_log {
+                self.arm_checkpoint(now, eq);
+            }
+            return;
+        }
         let dirty = self
             .mcache
             .as_mut()
@@ -283,6 +304,81 @@ impl Drive {
         self.try_flush(now, eq);
         if active && !by_log {
             self.arm_checkpoint(now, eq);
+        }
+    }
+
+    /// Block or hybrid mapping: start a checkpoint, every unit programming
+    /// its part of the block map into blocks of its own
+    /// (`Ftl::hybrid_checkpoint_begin`); skipped when a unit has no erased
+    /// block for it.
+    fn hybrid_checkpoint(&mut self, now: Time, eq: &mut EventQueue<Event>) {
+        let seq = self.ftl.commit_seq();
+        let busy = self.hybrid_pending_erases();
+        let bpu = self.geo.blocks_per_unit;
+        let plan = self
+            .ftl
+            .hybrid_checkpoint_begin(|u, b| busy.binary_search(&(u * bpu + b)).is_ok());
+        let slots = self.ftl.hybrid_checkpoint_slots();
+        let Some(c) = self.ckpt.as_mut() else {
+            return;
+        };
+        let Some(plan) = plan else {
+            c.skipped += 1;
+            c.no_room += 1;
+            return;
+        };
+        let progs: usize = plan.iter().map(Vec::len).sum();
+        c.taken += 1;
+        c.pages += slots;
+        c.writing = Some(Writing {
+            seq,
+            at: now,
+            target: c.issued,
+            progs: progs as u32,
+            first_serial: 0,
+            last_serial: 0,
+        });
+        let bytes = self.geo.slots_per_program as u64 * self.unit_bytes;
+        for (unit, ppas) in plan.into_iter().enumerate() {
+            for p in ppas {
+                let page = self.geo.decode(p).page;
+                let t_prog = self.timings.program(self.geo.page_type(page));
+                let owner = (TAG_HCKPT << TAG_SHIFT) | unit as u64;
+                self.hybrid_submit_for(now, unit as u32, (OpKind::Write, t_prog, bytes), owner, eq);
+            }
+        }
+    }
+
+    /// A flash operation of a block or hybrid mapping checkpoint finished
+    /// (`owner`'s tag): when its last program is done the checkpoint is
+    /// complete and the previous one's blocks are erased.
+    pub(crate) fn hybrid_checkpoint_txn_done(
+        &mut self,
+        now: Time,
+        owner: u64,
+        eq: &mut EventQueue<Event>,
+    ) {
+        if owner & HCKPT_ERASE != 0 {
+            self.ftl.hybrid_checkpoint_erased(owner as u32);
+            return;
+        }
+        let Some(c) = self.ckpt.as_mut() else {
+            return;
+        };
+        let Some(w) = c.writing.as_mut() else {
+            return;
+        };
+        w.progs -= 1;
+        if w.progs > 0 {
+            return;
+        }
+        c.last = Some((w.seq, w.at, now));
+        c.writing = None;
+        for bid in self.ftl.hybrid_checkpoint_complete() {
+            let unit = self.geo.unit_of_block(bid);
+            let owner = (TAG_HCKPT << TAG_SHIFT) | HCKPT_ERASE | bid as u64;
+            let t = self.timings.t_erase;
+            self.hybrid_submit_for(now, unit, (OpKind::Erase, t, 0), owner, eq);
         }
     }
 
@@ -346,6 +442,7 @@ impl Drive {
             log_entries: self.log_entries() - c.run_base,
             taken: c.taken,
             skipped: c.skipped,
+            skipped_no_room: c.no_room,
             units_written: c.pages,
             bytes_written: c.pages * self.unit_bytes,
             last_complete_s: c.last.map(|(_, at, _)| at.as_secs_f64()),

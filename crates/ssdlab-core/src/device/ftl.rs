@@ -30,7 +30,9 @@ mod validity;
 use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling};
 use crate::nand::Geometry;
 use crate::units::{FastDiv, Lpn, Ppa};
-pub use hybrid::{logical_blocks_per_unit, HybridStep, MergeKind, MergePlan};
+pub use hybrid::{
+    hybrid_checkpoint_size, logical_blocks_per_unit, HybridStep, MergeKind, MergePlan,
+};
 use map::{SeqFill, SparseTable, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -301,6 +303,9 @@ impl Ftl {
                 &f.stripe,
                 logical_units,
             )));
+            if f.cfg.checkpoints() {
+                f.hybrid_reserve_checkpoints(logical_units);
+            }
         }
         f
     }

@@ -251,7 +251,13 @@ impl Drive {
         self.act.dram_bytes += out;
         self.dram.reserve(now, self.dram_xfer.time(out));
         let mut steps = Vec::new();
+        let copied = self.ftl.stats.merge_slots_copied;
         let placed = self.ftl.hybrid_write(unit, &lpns, &mut steps);
+        if self.ckpt.is_some() {
+            // Mapping updates: the group's units and the merges' copies.
+            let data = lpns.len() as u64 + self.ftl.stats.merge_slots_copied - copied;
+            self.checkpoint_after_program(now, true, data, eq);
+        }
         if self.versions.is_some() {
             // What each planned program will carry, for the store.
             for (slot, l) in self.ftl.take_planned() {
@@ -406,18 +412,50 @@ impl Drive {
         bytes: u64,
         eq: &mut EventQueue<Event>,
     ) {
+        let owner = (TAG_HYB << TAG_SHIFT) | unit as u64;
+        self.hybrid_submit_for(now, unit, (kind, t_array, bytes), owner, eq);
+    }
+
+    /// Issue one flash operation (kind, array time, bus bytes) on `unit`'s
+    /// die for `owner` (the firmware's command cost, then the transaction).
+    pub(super) fn hybrid_submit_for(
+        &mut self,
+        now: Time,
+        unit: u32,
+        (kind, t_array, bytes): (OpKind, Time, u64),
+        owner: u64,
+        eq: &mut EventQueue<Event>,
+    ) {
         self.fw.issue_flash_command(now);
         let t = Txn {
             kind,
             die: self.geo.die_of_unit(unit),
             t_array,
             bytes,
-            owner: (TAG_HYB << TAG_SHIFT) | unit as u64,
+            owner,
             slc: false,
         };
         let d = self.index;
         self.flash
             .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
+    }
+
+    /// Blocks (global ids, ascending) whose erase a unit's planned or
+    /// running merges have not finished: the FTL has them free already,
+    /// but on flash they hold their data until then.
+    pub(super) fn hybrid_pending_erases(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for hu in &self.hyb {
+            out.extend(&hu.erasing);
+            out.extend(hu.merge.iter().flat_map(|m| m.erases.iter()));
+            for s in &hu.steps {
+                if let HybridStep::Merge(m) = s {
+                    out.extend(&m.erases);
+                }
+            }
+        }
+        out.sort_unstable();
+        out
     }
 
     /// A transaction of `unit`'s step finished.

@@ -141,6 +141,10 @@ pub(crate) const TAG_MAPPROG: u64 = 7;
 /// A flash operation of block or hybrid mapping (a host program or a
 /// merge's read, program or erase; the unit in the low bits).
 pub(crate) const TAG_HYB: u64 = 8;
+/// A flash operation of a block or hybrid mapping checkpoint (a program of
+/// it, or with [`HCKPT_ERASE`] an erase of a superseded one's block).
+pub(crate) const TAG_HCKPT: u64 = 9;
+pub(crate) const HCKPT_ERASE: u64 = 1 << 32;
 pub(crate) const GC_READS_INFLIGHT: u32 = 4;
 pub(crate) const PROGRAMS_PER_DIE: usize = 2;
 

@@ -58,6 +58,9 @@ impl Ftl {
     /// read once), the mapping units they move, and their array time.
     /// `read_time(slc, page)` as in [`Ftl::recovery_scan`].
     pub fn checkpoint_reads(&self, read_time: impl Fn(bool, u32) -> Time) -> Vec<(u64, u64, Time)> {
+        if self.is_hybrid() {
+            return self.hybrid_checkpoint_reads(read_time);
+        }
         let mut out = vec![(0u64, 0u64, Time::ZERO); self.units.len()];
         let all = !self.ckpt_dirty.is_empty();
         let first = if all { 0 } else { self.tpages };

@@ -369,11 +369,6 @@ pub struct FtlConfig {
 /// Bytes of one mapping-log entry (an LPN and its new location, 4 B each).
 pub const CHECKPOINT_LOG_ENTRY: u64 = 8;
 
-/// Does the file set a checkpoint interval (which key a refusal names)?
-fn ff_has_interval(f: &FtlFile) -> bool {
-    f.checkpoint_interval.trim() != "none"
-}
-
 impl FtlConfig {
     /// Is there an SLC write cache?
     pub fn has_slc(&self) -> bool {
@@ -383,7 +378,7 @@ impl FtlConfig {
     /// Does the mapping live on flash in translation pages (a cached
     /// mapping, or checkpoints of a mapping held whole in DRAM)?
     pub fn keeps_translation_pages(&self) -> bool {
-        self.mapping_cache.is_some() || self.checkpoints()
+        self.mapping_cache.is_some() || (self.checkpoints() && self.mapping == MappingScheme::Page)
     }
 
     /// Are mapping checkpoints taken (by interval, log size or both)?
@@ -410,7 +405,9 @@ impl FtlConfig {
     /// translation pages (4 B each) and the table of `blocks` blocks
     /// (state, valid count and erase count: 8 B each). 0 without checkpoints.
     pub fn checkpoint_record_units(&self, tpages: u64, blocks: u64) -> u64 {
-        if !self.checkpoints() {
+        if !self.checkpoints() || self.mapping != MappingScheme::Page {
+            // Block and hybrid mapping checkpoint their block maps in
+            // blocks of their own (`hybrid_checkpoint_size`).
             return 0;
         }
         (tpages * 4 + blocks * 8).div_ceil(self.mapping_unit.0.max(1))
@@ -609,8 +606,7 @@ impl FtlFile {
                 Some(b)
             }
         };
-        let checkpoints = checkpoint_interval.is_some() || checkpoint_log_size.is_some();
-        let mapping = self.resolve_mapping(&mapping_cache, checkpoints, c);
+        let mapping = self.resolve_mapping(&mapping_cache, c);
         let validity_log = match ff.validity_log.trim() {
             "none" => None,
             v => {
@@ -712,12 +708,7 @@ impl FtlFile {
 impl FtlFile {
     /// `ftl.mapping` and `ftl.log_blocks`, and what block and hybrid
     /// mapping do not combine with (yet): each refused by its key.
-    fn resolve_mapping(
-        &self,
-        mapping_cache: &Option<Bytes>,
-        checkpoints: bool,
-        c: &mut Collector,
-    ) -> MappingScheme {
+    fn resolve_mapping(&self, mapping_cache: &Option<Bytes>, c: &mut Collector) -> MappingScheme {
         let m = match self.mapping.trim() {
             "page" => MappingScheme::Page,
             "block" => MappingScheme::Block,
@@ -758,14 +749,6 @@ impl FtlFile {
             };
             if mapping_cache.is_some() {
                 not_yet(c, "ftl.mapping_cache", "a cached mapping table");
-            }
-            if checkpoints {
-                let key = if ff_has_interval(self) {
-                    "ftl.checkpoint_interval"
-                } else {
-                    "ftl.checkpoint_log_size"
-                };
-                not_yet(c, key, "mapping checkpoints");
             }
         }
         m

@@ -182,7 +182,9 @@ impl Ftl {
     #[inline]
     pub(super) fn note_planned(&mut self, slot: u32, lpn: u32) {
         let seq = self.seq;
-        let erases = self.erase_count[(slot / self.geo.slots_per_block) as usize];
+        let bid = slot / self.geo.slots_per_block;
+        self.hybrid_changed(bid);
+        let erases = self.erase_count[bid as usize];
         if let Some(d) = self.durability.as_mut() {
             d.planned.insert(slot, (lpn, seq, erases));
             if let Some(r) = d.recent.as_mut() {
@@ -225,6 +227,7 @@ impl Ftl {
     /// hybrid mapping group) finished: the versions planned there are
     /// durable.
     pub fn hybrid_programmed(&mut self, first: Ppa, n: u32) {
+        self.hybrid_changed(first.0 / self.geo.slots_per_block);
         if self.durability.is_none() {
             return;
         }
@@ -486,6 +489,7 @@ impl Ftl {
                 .map(|d| (d.unerased, d.touched))
                 .unwrap_or_default();
             touched.extend_from_slice(saved);
+            self.hybrid_checkpoint_power_on();
             self.hybrid_rebuild(&unerased, &touched)?;
             self.reset_stats();
             return Ok(());
@@ -652,10 +656,23 @@ impl Ftl {
                     continue;
                 }
                 if self.hybrid.is_some() {
+                    // With a checkpoint, only blocks the block map changed
+                    // since it began: one erased since is read once (the
+                    // checkpoint had it in use); checkpoint blocks are
+                    // read by `checkpoint_reads`.
+                    if self.is_hybrid_checkpoint_block(u as u32, b)
+                        || !self.hybrid_scan_needed(bid as u32, since)
+                    {
+                        continue;
+                    }
                     if matches!(
                         self.state[bid],
                         BlockState::Free | BlockState::Bad | BlockState::Retired
                     ) {
+                        if since.is_some() && self.state[bid] == BlockState::Free {
+                            s.oob_reads += 1;
+                            s.array_time += read_time(slc, 0);
+                        }
                         continue;
                     }
                     // Block or hybrid mapping: no summaries. A data block's

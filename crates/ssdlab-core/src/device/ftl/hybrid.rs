@@ -39,8 +39,11 @@
 //! ([`HybridStep`]). Writes reach a unit one group at a time, after the
 //! previous group's steps finished, so no plan sees another's half-done work.
 
+mod checkpoint;
 mod rebuild;
 mod steady;
+
+pub use checkpoint::hybrid_checkpoint_size;
 
 use super::map::SeqFill;
 use super::{BlockState, Ftl, IN_BUFFER};
@@ -145,6 +148,8 @@ pub(super) struct Hybrid {
     pos_of_unit: Vec<u32>,
     units: Vec<UnitMap>,
     clock: u64,
+    /// Checkpoint blocks (with `ftl.checkpoint_interval` or `_log_size`).
+    ckpt: Option<checkpoint::HybridCheckpoints>,
 }
 
 /// Which free block [`Ftl::hybrid_alloc`] takes.
@@ -192,6 +197,7 @@ impl Hybrid {
                 })
                 .collect(),
             clock: 0,
+            ckpt: None,
         }
     }
 }
@@ -244,18 +250,30 @@ impl Ftl {
     /// free one, the least worn with wear levelling, or (`Pick::MostWorn`,
     /// static wear levelling's destination for cold data) the most worn.
     fn hybrid_alloc(&mut self, unit: u32, pick: Pick) -> Option<u32> {
+        self.hybrid_alloc_where(unit, pick, |_| true)
+    }
+
+    /// [`Ftl::hybrid_alloc`] among the free blocks `ok` accepts (`Pick::Next` only).
+    fn hybrid_alloc_where(
+        &mut self,
+        unit: u32,
+        pick: Pick,
+        ok: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
         let u = &mut self.units[unit as usize];
         let base = (unit * self.geo.blocks_per_unit) as usize;
         let erases = |b: u32| self.erase_count[base + b as usize];
         let b = match pick {
             Pick::Next if self.cfg.wear_leveling == super::WearLeveling::None => {
-                u.free.pop_front()?
+                let i = u.free.iter().position(|&b| ok(b))?;
+                u.free.remove(i)?
             }
             Pick::Next => {
                 let (i, _) = u
                     .free
                     .iter()
                     .enumerate()
+                    .filter(|&(_, &b)| ok(b))
                     .min_by_key(|&(i, &b)| (erases(b), i))?;
                 u.free.remove(i)?
             }
@@ -272,6 +290,7 @@ impl Ftl {
         self.stats.free_at_open += u.free.len() as u64;
         let bid = unit * self.geo.blocks_per_unit + b;
         self.state[bid as usize] = BlockState::Active;
+        self.hybrid_changed(bid);
         Some(b)
     }
 
@@ -285,6 +304,7 @@ impl Ftl {
         );
         self.state[bid as usize] = BlockState::Victim;
         self.erase(bid);
+        self.hybrid_changed(bid);
         self.stats.merge_erases += 1;
         erases.push(bid);
     }
@@ -942,6 +962,7 @@ impl Ftl {
         if self.hybrid_map_lost {
             return Ok(());
         }
+        self.check_hybrid_checkpoints()?;
         let (spb, bpu) = (self.geo.slots_per_block, self.geo.blocks_per_unit);
         let mut role = vec![0u8; self.valid.len()];
         for (u, um) in h.units.iter().enumerate() {

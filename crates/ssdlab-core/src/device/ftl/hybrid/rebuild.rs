@@ -240,6 +240,7 @@ impl Ftl {
         let bid = unit * self.geo.blocks_per_unit + b;
         if taken[b as usize]
             || self.valid[bid as usize] > 0
+            || self.is_hybrid_checkpoint_block(unit, b)
             || matches!(
                 self.state[bid as usize],
                 BlockState::Free | BlockState::Bad | BlockState::Retired
