@@ -1,4 +1,7 @@
 //! `ssdlab`: the command-line door to the simulator.
+// The argument structs' doc comments are clap's `--help` text, where
+// `switch[0].latency` and `[fpga]` are literal, not links.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -9,7 +9,7 @@
 //! (`ConfigError` with every `(key, message)` problem, `WorkloadError` with
 //! file, line and option, `SimulationError`), so Python code can catch them
 //! by type and read their fields. A run releases the GIL; it polls Python's
-//! signal handlers (Ctrl-C) and an optional [`StopFlag`] every 65,536
+//! signal handlers (Ctrl-C) and an optional `StopFlag` every 65,536
 //! events and stops early, raising `KeyboardInterrupt` or
 //! `ssdlab.errors.RunStopped`.
 

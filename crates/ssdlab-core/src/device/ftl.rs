@@ -6,7 +6,7 @@
 //! Memory: at most 4 bytes per logical mapping unit (L2P) + 4 bytes per
 //! physical slot (P2L) + about 18 bytes per block: a 960 GB drive with 4 KiB
 //! mapping needs at most about 1.9 GB, independent of how long it is
-//! simulated. The tables cost only the pages written ([`map`]): a fresh or
+//! simulated. The tables cost only the pages written (`map`): a fresh or
 //! sequentially filled drive that is only read holds a few MB.
 //!
 //! This module is purely functional (no time): the drive's event loop

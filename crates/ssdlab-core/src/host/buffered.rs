@@ -1,5 +1,5 @@
 //! Buffered I/O (fio `direct=0` / `buffered=1`): a job's reads and writes
-//! go through the host page cache ([`super::pagecache`]) instead of
+//! go through the host page cache (`host::pagecache`) instead of
 //! straight to the drive.
 //!
 //! - A read copies cached pages to the user buffer (`copy_bandwidth`, on
@@ -12,7 +12,7 @@
 //!   contiguous dirty runs to the drive (`writeback_depth` requests in
 //!   flight per drive, on a flusher thread). Above the midpoint of the two
 //!   thresholds writers pause after each write (Linux's proportional
-//!   `balance_dirty_pages`, [`Throttle`]); above `dirty_ratio` they wait
+//!   `balance_dirty_pages`, `Throttle`); above `dirty_ratio` they wait
 //!   until writeback brings the dirty share back under it.
 //! - `fsync` / `end_fsync` waits until the drive's dirty pages are written,
 //!   then sends an NVMe Flush.

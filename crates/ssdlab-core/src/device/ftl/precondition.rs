@@ -153,7 +153,7 @@ impl Ftl {
     /// Precondition: write every LPN once, sequentially. On a fresh FTL
     /// without an SLC cache, where the fill needs no GC, this runs per
     /// block, not per LPN: the block metadata and counters are exactly the
-    /// per-LPN fill's, and the mapping is [`SeqFill`]'s closed form until
+    /// per-LPN fill's, and the mapping is `SeqFill`'s closed form until
     /// something overwrites it (cost: one step per block the fill opens, no
     /// mapping memory touched).
     pub fn fill_sequential(&mut self) {
