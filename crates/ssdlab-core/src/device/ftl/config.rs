@@ -738,18 +738,15 @@ impl FtlFile {
             ),
             _ => {}
         }
-        if m != MappingScheme::Page {
-            let not_yet = |c: &mut Collector, key: &str, what: &str| {
-                c.push(
-                    key,
-                    format!(
-                        "{what} is not available with {name} mapping (page mapping only, for now)"
-                    ),
-                )
-            };
-            if mapping_cache.is_some() {
-                not_yet(c, "ftl.mapping_cache", "a cached mapping table");
-            }
+        if m != MappingScheme::Page && mapping_cache.is_some() {
+            // A DFTL-style cache pages a page-level map; a block map is
+            // small enough for DRAM (docs/models/ftl.md).
+            c.push(
+                "ftl.mapping_cache",
+                format!(
+                    "a cached mapping table is not available with {name} mapping (page mapping only: {name} mapping keeps its block map, 8 B per logical block, in DRAM); remove the key or set it to \"all\""
+                ),
+            );
         }
         m
     }
