@@ -1021,7 +1021,11 @@ mod tests {
 
     /// One die, one plane, 8 pages of one mapping unit a block: place
     /// arithmetic by hand.
-    fn device(mapping: &str, log_blocks: u32, page: &str) -> Device {
+    pub(in crate::device::ftl::hybrid) fn device(
+        mapping: &str,
+        log_blocks: u32,
+        page: &str,
+    ) -> Device {
         let logs = if log_blocks > 0 {
             format!("log_blocks = {log_blocks}")
         } else {
