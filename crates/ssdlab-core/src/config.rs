@@ -657,10 +657,11 @@ fn check_block_mapping(d: &Device, units: u64, c: &mut Collector) {
     let bad = crate::ftl::factory_bad_per_unit(n.blocks_per_plane, n.factory_bad_blocks) as u64
         + crate::ftl::factory_bad_per_unit(n.blocks_per_plane, f.spare_blocks) as u64;
     let good = (g.blocks_per_unit as u64).saturating_sub(bad);
-    // Checkpoints: two checkpoints' blocks (the last complete one and the
-    // one being written).
+    // Checkpoints: the checkpoint log's blocks (the last complete one,
+    // which may straddle two blocks, and the one being written).
     let ckpt = if f.checkpoints() {
-        2 * crate::ftl::hybrid_checkpoint_size(&g, lbns, f.log_blocks).1 as u64
+        let k = crate::ftl::hybrid_checkpoint_size(&g, lbns, f.log_blocks).1;
+        crate::ftl::hybrid_checkpoint_reserve(k) as u64
     } else {
         0
     };
@@ -672,7 +673,7 @@ fn check_block_mapping(d: &Device, units: u64, c: &mut Collector) {
                 "{} mapping needs {need} blocks per parallel unit ({lbns} data blocks for its share of the exported capacity, {} log blocks, 1 to merge into{}) but a unit has {good} good blocks (after factory bad and replacement blocks); lower ftl.log_blocks or raise ftl.over_provisioning",
                 f.mapping.name(),
                 f.log_blocks,
-                if ckpt > 0 { format!(", {ckpt} for two checkpoints") } else { String::new() }
+                if ckpt > 0 { format!(", {ckpt} for the checkpoint log") } else { String::new() }
             ),
         );
     }

@@ -595,8 +595,9 @@ fn block_and_hybrid_checkpoints_cost_writes_and_shorten_recovery() {
 fn block_and_hybrid_checkpoints_need_room_for_two() {
     // A unit of 64 blocks with 52 logical blocks (25 % spare, its share
     // rounded up to whole blocks), 11 BAST logs and a merge target has no
-    // block left: enough without checkpoints, not with two checkpoints'
-    // blocks (one each here).
+    // block left: enough without checkpoints, not with the checkpoint
+    // log's 3 (a checkpoint of one block here: the last complete one over
+    // two blocks at most, and the next in a third).
     let resolve = |extra: &str| {
         let text = common::SMALL_SLC.replace(
             "[ftl]\n",
@@ -610,8 +611,8 @@ fn block_and_hybrid_checkpoints_need_room_for_two() {
     let e = resolve("checkpoint_log_size = \"1MiB\"\n").unwrap_err();
     assert!(
         e.contains("ftl.log_blocks")
-            && e.contains("needs 66 blocks")
-            && e.contains("2 for two checkpoints"),
+            && e.contains("needs 67 blocks")
+            && e.contains("3 for the checkpoint log"),
         "{e}"
     );
 }

@@ -31,7 +31,8 @@ use crate::config::{FtlConfig, GcPolicy, MappingScheme, StripeDim, WearLeveling}
 use crate::nand::Geometry;
 use crate::units::{FastDiv, Lpn, Ppa};
 pub use hybrid::{
-    hybrid_checkpoint_size, logical_blocks_per_unit, HybridStep, MergeKind, MergePlan,
+    hybrid_checkpoint_reserve, hybrid_checkpoint_size, logical_blocks_per_unit, HybridStep,
+    MergeKind, MergePlan,
 };
 use map::{SeqFill, SparseTable, Table, UNMAPPED};
 use rand::{Rng, SeedableRng};

@@ -43,7 +43,7 @@ mod checkpoint;
 mod rebuild;
 mod steady;
 
-pub use checkpoint::hybrid_checkpoint_size;
+pub use checkpoint::{hybrid_checkpoint_reserve, hybrid_checkpoint_size};
 
 use super::map::SeqFill;
 use super::{BlockState, Ftl, IN_BUFFER};
