@@ -594,6 +594,57 @@ fn power_loss_at_reports_the_loss_and_refuses_bad_times() {
 }
 
 #[test]
+fn hybrid_mapping_checkpoints_from_the_command_line() {
+    // BAST with a checkpoint every 2 ms, the power lost at 20 ms, then a
+    // run on the recovered drive: the text names the checkpoints and what
+    // recovery read of the last one; JSON carries them.
+    let dev = tmp("hck-small.toml", SMALL_DEVICE);
+    let job = tmp(
+        "hck.fio",
+        "[w]\nrw=randwrite\nbs=4k\niodepth=8\nnumber_ios=20000\n",
+    );
+    let args = [
+        "run",
+        "--device",
+        &dev,
+        "--job",
+        &job,
+        "--set",
+        "ftl.mapping=bast",
+        "--set",
+        "ftl.log_blocks=2",
+        "--set",
+        "ftl.checkpoint_interval=2ms",
+        "--power-loss-at",
+        "20ms",
+        "--quiet",
+    ];
+    let (code, out, err) = ssdlab(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Checkpoints: every 2.000 ms,"), "{out}");
+    assert!(out.contains(" checkpoint units ("), "{out}");
+    assert!(!out.contains(" 0 checkpoint units ("), "{out}");
+    let mut json = args.to_vec();
+    json.extend(["--output-format", "json"]);
+    let (code, out, err) = ssdlab(&json);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["checkpoint"]["taken"].as_u64().unwrap() >= 1, "{out}");
+    assert_eq!(v["checkpoint"]["skipped_no_room"].as_u64(), Some(0));
+    assert!(v["recovery"]["checkpoint_pages_read"].as_u64().unwrap() > 0);
+    let mut on = args.to_vec();
+    on.extend(["--after-recovery", &job]);
+    let (code, out, err) = ssdlab(&on);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("After recovery"), "{out}");
+    assert_eq!(
+        out.matches("Checkpoints: every 2.000 ms,").count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
 fn after_recovery_runs_a_second_job_on_the_recovered_drive() {
     let dev = tmp("ar-small.toml", SMALL_DEVICE);
     let job = tmp(
