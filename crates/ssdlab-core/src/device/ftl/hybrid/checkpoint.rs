@@ -442,6 +442,44 @@ mod tests {
     }
 
     #[test]
+    fn a_checkpoint_of_several_blocks_straddles_them_in_order() {
+        // A checkpoint of 20 pages (forced) in 8-page blocks: each one
+        // continues the log where the last stopped, page after page across
+        // block boundaries, and the log keeps at most the 4 blocks the
+        // last complete one can straddle.
+        let mut f = filled(true);
+        let spb = f.geo.slots_per_block;
+        if let Some(c) = f.hybrid.as_mut().and_then(|h| h.ckpt.as_mut()) {
+            c.programs = 20;
+        }
+        let units = f.geo.units as usize;
+        let mut last: Vec<Option<u32>> = vec![None; units];
+        for _ in 0..12 {
+            let plan = f.hybrid_checkpoint_begin(|_, _| false).expect("room");
+            for (u, ppas) in plan.iter().enumerate() {
+                assert_eq!(ppas.len(), 20);
+                for p in ppas {
+                    if let Some(prev) = last[u] {
+                        let next_in_block = p.0 == prev + 1 && p.0 / spb == prev / spb;
+                        let new_block = p.0 % spb == 0 && p.0 / spb != prev / spb;
+                        assert!(next_in_block || new_block, "{prev} -> {}", p.0);
+                        if new_block {
+                            assert_eq!(prev % spb, spb - 1, "block left unfilled");
+                        }
+                    }
+                    last[u] = Some(p.0);
+                }
+            }
+            for bid in f.hybrid_checkpoint_complete() {
+                f.hybrid_checkpoint_erased(bid);
+            }
+            f.check_invariants().unwrap();
+            let c = f.hybrid.as_ref().and_then(|h| h.ckpt.as_ref()).unwrap();
+            assert!(c.units.iter().all(|l| l.blocks.len() <= 4));
+        }
+    }
+
+    #[test]
     fn a_checkpoint_never_takes_a_block_a_merge_has_yet_to_erase() {
         // Every free block but one per unit is "busy": the checkpoint
         // takes that one. The next 7 fit in it (a page each); the one
