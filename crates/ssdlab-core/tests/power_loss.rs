@@ -592,7 +592,7 @@ fn block_and_hybrid_checkpoints_cost_writes_and_shorten_recovery() {
 }
 
 #[test]
-fn block_and_hybrid_checkpoints_need_room_for_two() {
+fn block_and_hybrid_checkpoints_need_room_for_their_log() {
     // A unit of 64 blocks with 52 logical blocks (25 % spare, its share
     // rounded up to whole blocks), 11 BAST logs and a merge target has no
     // block left: enough without checkpoints, not with the checkpoint
