@@ -92,9 +92,9 @@ pub struct CheckpointReport {
     /// Checkpoints skipped because the previous one was still being written
     /// or (block and hybrid mapping) a unit had no erased block to spare.
     pub skipped: u64,
-    /// Of those, skipped for want of erased blocks: a unit's free blocks
-    /// were all sources of merges under way, or the previous checkpoint's
-    /// blocks were still being erased (block and hybrid mapping only).
+    /// Of those, skipped for want of erased blocks: a unit needed a new
+    /// block and its free ones were sources of merges under way or needed
+    /// by its block map (block and hybrid mapping only).
     pub skipped_no_room: u64,
     /// Mapping units queued by checkpoints (translation pages and records).
     pub units_written: u64,
@@ -330,6 +330,8 @@ impl Drive {
         let progs: usize = plan.iter().map(Vec::len).sum();
         c.taken += 1;
         c.pages += slots;
+        // The translation queue's fields stay idle (`target` already
+        // reached); `progs` counts the programs still to finish.
         c.writing = Some(Writing {
             seq,
             at: now,
@@ -338,13 +340,10 @@ impl Drive {
             first_serial: 0,
             last_serial: 0,
         });
-        let bytes = self.geo.slots_per_program as u64 * self.unit_bytes;
         for (unit, ppas) in plan.into_iter().enumerate() {
+            let owner = (TAG_HCKPT << TAG_SHIFT) | unit as u64;
             for p in ppas {
-                let page = self.geo.decode(p).page;
-                let t_prog = self.timings.program(self.geo.page_type(page));
-                let owner = (TAG_HCKPT << TAG_SHIFT) | unit as u64;
-                self.hybrid_submit_for(now, unit as u32, (OpKind::Write, t_prog, bytes), owner, eq);
+                self.hybrid_program_for(now, unit as u32, p, owner, eq);
             }
         }
     }

@@ -395,10 +395,24 @@ impl Drive {
 
     /// Queue the program of the program unit at `first` on `unit`'s die.
     fn hybrid_program(&mut self, now: Time, unit: u32, first: Ppa, eq: &mut EventQueue<Event>) {
+        let owner = (TAG_HYB << TAG_SHIFT) | unit as u64;
+        self.hybrid_program_for(now, unit, first, owner, eq);
+    }
+
+    /// Queue the program of the program unit at `first` on `unit`'s die
+    /// for `owner` (a group's step, or a checkpoint).
+    pub(super) fn hybrid_program_for(
+        &mut self,
+        now: Time,
+        unit: u32,
+        first: Ppa,
+        owner: u64,
+        eq: &mut EventQueue<Event>,
+    ) {
         let bytes = self.geo.slots_per_program as u64 * self.unit_bytes;
         let a = self.geo.decode(first);
         let t_prog = self.timings.program(self.geo.page_type(a.page));
-        self.hybrid_submit(now, unit, OpKind::Write, t_prog, bytes, eq);
+        self.hybrid_submit_for(now, unit, (OpKind::Write, t_prog, bytes), owner, eq);
     }
 
     /// Issue one flash operation of `unit`'s step on its die (the
