@@ -177,6 +177,9 @@ pub struct Ftl {
     /// LPNs the preconditioner has written since its fill, a bit each
     /// (kept only by the reduced drive of a scaled steady state, `steady.rs`).
     rewritten: Vec<u64>,
+    /// The steady-state preconditioner's mapping cache, while it brings
+    /// translation blocks to their steady state (`precondition.rs`).
+    pre_cache: Option<Box<precondition::PreCache>>,
     /// Counters.
     pub stats: FtlStats,
 }
@@ -282,6 +285,7 @@ impl Ftl {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6674_6c5f_7263),
             stats: FtlStats::default(),
             rewritten: Vec::new(),
+            pre_cache: None,
             slc_mode: Vec::new(),
             slc: None,
             mapped: 0,

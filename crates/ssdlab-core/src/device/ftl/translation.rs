@@ -186,7 +186,7 @@ impl Ftl {
         }
     }
 
-    fn program_translations_functional(&mut self, unit: u32, ts: &[u32]) {
+    pub(super) fn program_translations_functional(&mut self, unit: u32, ts: &[u32]) {
         let spp = self.geo.slots_per_program as usize;
         for (k, chunk) in ts.chunks(spp).enumerate() {
             let Some(first) = self.allocate_map(unit) else {
