@@ -607,11 +607,27 @@ fn check_geometry(d: &Device, c: &mut Collector) {
     }
     if f.has_slc() {
         if f.mapping != MappingScheme::Page {
+            // By design, not a gap: an SLC cache is where a page-mapped
+            // FTL lands host writes before folding them into native
+            // blocks; under block and hybrid mapping the log blocks are
+            // that write buffer (docs/models/ftl.md).
             c.push(
-                "ftl.slc_static",
+                if f.slc_static.0 > 0 {
+                    "ftl.slc_static"
+                } else {
+                    "ftl.slc_dynamic"
+                },
                 format!(
-                    "an SLC write cache is not available with {} mapping (page mapping only, for now)",
-                    f.mapping.name()
+                    "an SLC write cache needs page mapping (ftl.mapping = \"page\"): it is where a page-mapped FTL lands host writes before folding them into native blocks; {}",
+                    if f.mapping == MappingScheme::Block {
+                        "with block mapping a logical block's data lives in one block, rewritten by copying it whole"
+                            .to_string()
+                    } else {
+                        format!(
+                            "with {} mapping the log blocks (ftl.log_blocks) are the write buffer in front of the data blocks",
+                            f.mapping.name()
+                        )
+                    }
                 ),
             );
         } else {

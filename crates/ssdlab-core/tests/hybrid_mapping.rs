@@ -269,7 +269,12 @@ fn bad_mapping_settings_are_refused_by_key() {
         "mapping = \"bast\"\nlog_blocks = 2\nslc_dynamic = \"4MiB\"",
     ));
     assert!(
-        e.contains("ftl.slc_static") && e.contains("bast mapping"),
+        e.contains("ftl.slc_dynamic") && e.contains("bast mapping") && e.contains("log blocks"),
+        "{e}"
+    );
+    let e = refused(&with("mapping = \"block\"\nslc_static = \"4MiB\""));
+    assert!(
+        e.contains("ftl.slc_static") && e.contains("block mapping"),
         "{e}"
     );
 }
