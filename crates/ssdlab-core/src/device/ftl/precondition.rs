@@ -318,35 +318,9 @@ impl Ftl {
         let window = (n / 16).max(spp as u64);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5354_4541_4459);
         let mut batch = Vec::with_capacity(spp);
-        let mut written = 0u64;
-        let mut last_waf = 0.0;
-        let mut stable = 0;
         let max = (max_drive_writes * n as f64) as u64;
-        loop {
-            let start = self.stats.clone();
-            let mut w = 0;
-            while w < window {
-                batch.push(Lpn(rng.gen_range(0..n) as u32));
-                if batch.len() == spp {
-                    self.write_batch_functional(&batch);
-                    batch.clear();
-                }
-                w += 1;
-            }
-            written += window;
-            let host = (self.stats.host_slots - start.host_slots) as f64;
-            let prog = (self.stats.programmed_slots - start.programmed_slots) as f64;
-            let waf = prog / host.max(1.0);
-            if written >= n && (waf - last_waf).abs() / waf.max(1e-9) < 0.01 {
-                stable += 1;
-            } else {
-                stable = 0;
-            }
-            last_waf = waf;
-            if stable >= 2 || written >= max {
-                break;
-            }
-        }
+        let (mut written, mut last_waf) =
+            self.overwrite_until_settled(&mut rng, &mut batch, window, n, max);
         if let Some(bytes) = self.cfg.mapping_cache.filter(|_| self.tpages > 0) {
             let (w, waf) = self.steady_mapping_functional(bytes.0, &mut rng, &mut batch);
             written += w;
@@ -391,33 +365,9 @@ impl Ftl {
             touched: Vec::new(),
         }));
         let window = (2 * self.tpages as u64).max(n / 1024).max(spp as u64);
-        let (mut written, mut last_waf, mut stable) = (0u64, 0.0, 0);
-        // At most 64 windows (on the 960 GB preset, 29 M host writes; it
-        // settles in about 8, 2 s).
-        for round in 0..64 {
-            let start = self.stats.clone();
-            for _ in 0..window {
-                batch.push(Lpn(rng.gen_range(0..n) as u32));
-                if batch.len() == spp {
-                    self.write_batch_functional(batch);
-                    batch.clear();
-                    self.collect_after_write_backs();
-                }
-            }
-            written += window;
-            let host = (self.stats.host_slots - start.host_slots) as f64;
-            let prog = (self.stats.programmed_slots - start.programmed_slots) as f64;
-            let waf = prog / host.max(1.0);
-            if round > 0 && (waf - last_waf).abs() / waf.max(1e-9) < 0.01 {
-                stable += 1;
-            } else {
-                stable = 0;
-            }
-            last_waf = waf;
-            if stable >= 2 {
-                break;
-            }
-        }
+        // At least two windows; at most 64 (on the 960 GB preset, 29 M host
+        // writes; it settles in about 8, 2 s).
+        let done = self.overwrite_until_settled(rng, batch, window, 2 * window, 64 * window);
         if !batch.is_empty() {
             self.write_batch_functional(batch);
             batch.clear();
@@ -428,7 +378,52 @@ impl Ftl {
                 self.write_back_functional(&mut pc, t);
             }
         }
-        (written, last_waf)
+        done
+    }
+
+    /// Random overwrites of single units (`batch` carries a partial program
+    /// unit from call to call) in windows of `window` host writes, until a
+    /// window's WAF is within 1 % (relative) of the previous window's twice
+    /// in a row, counting only windows that end once `settle_from` writes
+    /// are done, or until `max` writes are done. Returns (host writes done,
+    /// the last window's WAF).
+    fn overwrite_until_settled(
+        &mut self,
+        rng: &mut Xoshiro256PlusPlus,
+        batch: &mut Vec<Lpn>,
+        window: u64,
+        settle_from: u64,
+        max: u64,
+    ) -> (u64, f64) {
+        let n = self.lpns;
+        let spp = self.geo.slots_per_program as usize;
+        let (mut written, mut last_waf, mut stable) = (0u64, 0.0, 0);
+        loop {
+            let start = self.stats.clone();
+            for _ in 0..window {
+                batch.push(Lpn(rng.gen_range(0..n) as u32));
+                if batch.len() == spp {
+                    self.write_batch_functional(batch);
+                    batch.clear();
+                    if self.pre_cache.is_some() {
+                        self.collect_after_write_backs();
+                    }
+                }
+            }
+            written += window;
+            let host = (self.stats.host_slots - start.host_slots) as f64;
+            let prog = (self.stats.programmed_slots - start.programmed_slots) as f64;
+            let waf = prog / host.max(1.0);
+            if written >= settle_from && (waf - last_waf).abs() / waf.max(1e-9) < 0.01 {
+                stable += 1;
+            } else {
+                stable = 0;
+            }
+            last_waf = waf;
+            if stable >= 2 || written >= max {
+                return (written, last_waf);
+            }
+        }
     }
 
     /// GC on the units that took written-back translation pages, as on a
