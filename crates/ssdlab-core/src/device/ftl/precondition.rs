@@ -358,12 +358,9 @@ impl Ftl {
     ) -> (u64, f64) {
         let n = self.lpns;
         let spp = self.geo.slots_per_program as usize;
-        let capacity = (cache_bytes / self.geo.mapping_unit.0.max(1)).min(u32::MAX as u64) as u32;
-        self.pre_cache = Some(Box::new(PreCache {
-            cache: MapCache::new(self.tpages, capacity).with_fifo(self.cfg.mapping_cache_fifo),
-            staged: 0,
-            touched: Vec::new(),
-        }));
+        if self.pre_cache.is_none() {
+            self.start_pre_cache(cache_bytes);
+        }
         let window = (2 * self.tpages as u64).max(n / 1024).max(spp as u64);
         // At least two windows; at most 64 (on the 960 GB preset, 29 M host
         // writes; it settles in about 8, 2 s).
@@ -378,6 +375,49 @@ impl Ftl {
                 self.write_back_functional(&mut pc, t);
             }
         }
+        done
+    }
+
+    /// The preconditioner's mapping cache of `cache_bytes`, empty.
+    fn start_pre_cache(&mut self, cache_bytes: u64) {
+        let capacity = (cache_bytes / self.geo.mapping_unit.0.max(1)).min(u32::MAX as u64) as u32;
+        self.pre_cache = Some(Box::new(PreCache {
+            cache: MapCache::new(self.tpages, capacity).with_fifo(self.cfg.mapping_cache_fifo),
+            staged: 0,
+            touched: Vec::new(),
+        }));
+    }
+
+    /// The steady state of a cached mapping from data blocks already at
+    /// theirs and no translation page written (the scaled steady state,
+    /// `steady.rs`): every translation page is written once, a program
+    /// unit at a time to the units in striping order, GC making room as
+    /// for pages written back; then the translation phase runs
+    /// ([`Ftl::steady_mapping_functional`]) and what is left is
+    /// programmed. Returns (host writes done, the last window's WAF).
+    pub(super) fn steady_mapping_from_data(&mut self, seed: u64) -> (u64, f64) {
+        let Some(bytes) = self.cfg.mapping_cache.filter(|_| self.tpages > 0) else {
+            return (0, 0.0);
+        };
+        let spp = self.geo.slots_per_program as usize;
+        self.start_pre_cache(bytes.0);
+        for t in 0..self.tpages {
+            if let Some(mut pc) = self.pre_cache.take() {
+                self.write_back_functional(&mut pc, t);
+                self.pre_cache = Some(pc);
+            }
+            if (t as usize + 1).is_multiple_of(spp) {
+                self.collect_after_write_backs();
+            }
+        }
+        self.collect_after_write_backs();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x4d41_5050_494e_4753);
+        let mut batch = Vec::with_capacity(spp);
+        let done = self.steady_mapping_functional(bytes.0, &mut rng, &mut batch);
+        if !batch.is_empty() {
+            self.write_batch_functional(&batch);
+        }
+        self.flush_leftovers();
         done
     }
 

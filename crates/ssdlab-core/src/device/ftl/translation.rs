@@ -189,7 +189,14 @@ impl Ftl {
     pub(super) fn program_translations_functional(&mut self, unit: u32, ts: &[u32]) {
         let spp = self.geo.slots_per_program as usize;
         for (k, chunk) in ts.chunks(spp).enumerate() {
-            let Some(first) = self.allocate_map(unit) else {
+            // Translation pages never take the unit's last free block (GC
+            // relocation needs it), as on the timed path.
+            let first = if self.can_allocate_map(unit) {
+                self.allocate_map(unit)
+            } else {
+                None
+            };
+            let Some(first) = first else {
                 // No block left on this unit: keep the rest staged.
                 self.map_leftover[unit as usize].extend_from_slice(&ts[k * spp..]);
                 return;
