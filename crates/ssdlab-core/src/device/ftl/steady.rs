@@ -660,13 +660,60 @@ bus_bandwidth = "400MB/s"
     }
 
     /// Valid slots of the closed blocks, sorted.
-    fn closed_valid(f: &Ftl) -> Vec<u32> {
+    /// Valid slots of the closed blocks `keep` takes, sorted.
+    fn closed_valid_where(f: &Ftl, keep: impl Fn(usize) -> bool) -> Vec<u32> {
         let mut v: Vec<u32> = (0..f.state.len())
-            .filter(|&b| f.state[b] == BlockState::Closed)
+            .filter(|&b| f.state[b] == BlockState::Closed && keep(b))
             .map(|b| f.valid[b])
             .collect();
         v.sort_unstable();
         v
+    }
+
+    fn closed_valid(f: &Ftl) -> Vec<u32> {
+        closed_valid_where(f, |_| true)
+    }
+
+    fn free_per_unit(f: &Ftl) -> f64 {
+        (0..f.geo.units)
+            .map(|u| f.free_blocks(u) as f64)
+            .sum::<f64>()
+            / f.geo.units as f64
+    }
+
+    /// Quantile `p` of the sorted `v`.
+    fn q(v: &[u32], p: f64) -> f64 {
+        v[((v.len() - 1) as f64 * p) as usize] as f64
+    }
+
+    /// Quantiles 0.1 ... 0.9 of the sorted `a` and `b` within 3 % of a
+    /// block of `spb` slots.
+    fn assert_quantiles_close(a: &[u32], b: &[u32], spb: f64, what: &str) {
+        for p in [0.1, 0.25, 0.5, 0.75, 0.9] {
+            assert!(
+                (q(a, p) - q(b, p)).abs() <= 0.03 * spb + 1.0,
+                "{what}: quantile {p}: exact {} scaled {}",
+                q(a, p),
+                q(b, p)
+            );
+        }
+    }
+
+    /// The translation pages of closed data block `b`'s valid slots, in
+    /// slot order (GC's relocation order).
+    fn translation_pages_of_block(f: &Ftl, b: usize) -> Vec<u32> {
+        f.valid_slots(b as u32)
+            .iter()
+            .map(|&(_, l)| f.translation_page_of(l.0))
+            .collect()
+    }
+
+    /// Of the slots in `pages` (one block's, [`translation_pages_of_block`]),
+    /// those whose page is one of the 8 slots' before them.
+    fn near_in_block(pages: &[u32]) -> u64 {
+        (0..pages.len())
+            .filter(|&i| pages[i.saturating_sub(8)..i].contains(&pages[i]))
+            .count() as u64
     }
 
     fn mean(v: &[u32]) -> f64 {
@@ -756,27 +803,14 @@ bus_bandwidth = "400MB/s"
         let (a, b) = (closed_valid(&exact), closed_valid(&scaled));
         // Mean and deciles of valid slots per closed block: within 3 %
         // of a block.
-        let q = |v: &[u32], p: f64| v[((v.len() - 1) as f64 * p) as usize] as f64;
-        for p in [0.1, 0.25, 0.5, 0.75, 0.9] {
-            assert!(
-                (q(&a, p) - q(&b, p)).abs() <= 0.03 * spb + 1.0,
-                "{label}: quantile {p}: exact {} scaled {}",
-                q(&a, p),
-                q(&b, p)
-            );
-        }
+        assert_quantiles_close(&a, &b, spb, label);
         assert!((mean(&a) - mean(&b)).abs() < 0.02 * spb, "{label}: mean");
-        let free = |f: &Ftl| {
-            (0..f.geo.units)
-                .map(|u| f.free_blocks(u) as f64)
-                .sum::<f64>()
-                / f.geo.units as f64
-        };
+        let free = [free_per_unit(&exact), free_per_unit(&scaled)];
         assert!(
-            (free(&exact) - free(&scaled)).abs() <= 1.0,
+            (free[0] - free[1]).abs() <= 1.0,
             "{label}: free blocks per unit {} vs {}",
-            free(&exact),
-            free(&scaled)
+            free[0],
+            free[1]
         );
         // Full units copied from one reduced unit are not copies of
         // each other: each snapshot came after more overwrites.
@@ -880,8 +914,8 @@ bus_bandwidth = "400MB/s"
             [0.1, 0.5, 0.9].map(|p| q(&a, p)),
             mean(&b),
             [0.1, 0.5, 0.9].map(|p| q(&b, p)),
-            free(&exact),
-            free(&scaled),
+            free[0],
+            free[1],
             erases(&exact),
             erases(&scaled),
             waf[0],
@@ -939,24 +973,9 @@ bus_bandwidth = "400MB/s"
             "steady-state WAF: exact {waf_e:.3} scaled {waf_s:.3}"
         );
         let spb = exact.geo.slots_per_block as f64;
-        let closed = |f: &Ftl, map: bool| -> Vec<u32> {
-            let mut v: Vec<u32> = (0..f.state.len())
-                .filter(|&b| f.state[b] == BlockState::Closed && f.map_block[b] == map)
-                .map(|b| f.valid[b])
-                .collect();
-            v.sort_unstable();
-            v
-        };
-        let q = |v: &[u32], p: f64| v[((v.len() - 1) as f64 * p) as usize] as f64;
+        let closed = |f: &Ftl, map: bool| closed_valid_where(f, |b| f.map_block[b] == map);
         let (a, b) = (closed(&exact, false), closed(&scaled, false));
-        for p in [0.1, 0.25, 0.5, 0.75, 0.9] {
-            assert!(
-                (q(&a, p) - q(&b, p)).abs() <= 0.03 * spb + 1.0,
-                "data blocks' quantile {p}: exact {} scaled {}",
-                q(&a, p),
-                q(&b, p)
-            );
-        }
+        assert_quantiles_close(&a, &b, spb, "data blocks");
         let (ta, tb) = (closed(&exact, true), closed(&scaled, true));
         assert!(
             (mean(&ta) / mean(&tb) - 1.0).abs() < 0.05,
@@ -966,58 +985,39 @@ bus_bandwidth = "400MB/s"
             mean(&tb),
             tb.len()
         );
-        let free = |f: &Ftl| {
-            (0..f.geo.units)
-                .map(|u| f.free_blocks(u) as f64)
-                .sum::<f64>()
-                / f.geo.units as f64
-        };
+        let free = [free_per_unit(&exact), free_per_unit(&scaled)];
         assert!(
-            (free(&exact) - free(&scaled)).abs() <= 1.0,
+            (free[0] - free[1]).abs() <= 1.0,
             "free blocks per unit {} vs {}",
-            free(&exact),
-            free(&scaled)
+            free[0],
+            free[1]
         );
-        // Valid slots per translation page they span, over closed data blocks.
-        let span = |f: &Ftl| {
-            let (mut slots, mut pages) = (0u64, 0u64);
-            for b in 0..f.state.len() {
-                if f.state[b] != BlockState::Closed || f.map_block[b] {
-                    continue;
-                }
-                let mut t: Vec<u32> = f
-                    .valid_slots(b as u32)
-                    .iter()
-                    .map(|&(_, l)| f.translation_page_of(l.0))
-                    .collect();
+        let data_blocks = |f: &Ftl| -> Vec<usize> {
+            (0..f.state.len())
+                .filter(|&b| f.state[b] == BlockState::Closed && !f.map_block[b])
+                .collect()
+        };
+        // Over closed data blocks: valid slots per translation page they
+        // span, and the share of valid slots whose translation page is
+        // one of the 8 before them (a relocation that finds its page
+        // cached).
+        let span_and_near = |f: &Ftl| {
+            let (mut slots, mut pages, mut near) = (0u64, 0u64, 0u64);
+            for b in data_blocks(f) {
+                let mut t = translation_pages_of_block(f, b);
                 slots += t.len() as u64;
+                near += near_in_block(&t);
                 t.sort_unstable();
                 t.dedup();
                 pages += t.len() as u64;
             }
-            slots as f64 / pages.max(1) as f64
+            (
+                slots as f64 / pages.max(1) as f64,
+                near as f64 / slots.max(1) as f64,
+            )
         };
-        // Valid slots whose translation page is one of the 8 before them
-        // in the block (a relocation that finds its page cached).
-        let near = |f: &Ftl| {
-            let (mut slots, mut hits) = (0u64, 0u64);
-            for b in 0..f.state.len() {
-                if f.state[b] != BlockState::Closed || f.map_block[b] {
-                    continue;
-                }
-                let t: Vec<u32> = f
-                    .valid_slots(b as u32)
-                    .iter()
-                    .map(|&(_, l)| f.translation_page_of(l.0))
-                    .collect();
-                for i in 0..t.len() {
-                    slots += 1;
-                    hits += t[i.saturating_sub(8)..i].contains(&t[i]) as u64;
-                }
-            }
-            hits as f64 / slots.max(1) as f64
-        };
-        let near = [near(&exact), near(&scaled)];
+        let ((sa, near_e), (sb, near_s)) = (span_and_near(&exact), span_and_near(&scaled));
+        let near = [near_e, near_s];
         assert!(
             (near[0] / near[1] - 1.0).abs() < 0.15,
             "valid slots whose translation page one of the 8 before them holds: exact {:.4} scaled {:.4}",
@@ -1028,21 +1028,16 @@ bus_bandwidth = "400MB/s"
         // victims): mean valid slots, slots whose LPN follows the previous
         // slot's, and `near` (reported, not checked: docs/models/ftl.md).
         let victims = |f: &Ftl| {
-            let mut bs: Vec<usize> = (0..f.state.len())
-                .filter(|&b| f.state[b] == BlockState::Closed && !f.map_block[b])
-                .collect();
+            let mut bs = data_blocks(f);
             bs.sort_by_key(|&b| f.valid[b]);
             bs.truncate(bs.len().div_ceil(20));
             let (mut slots, mut seq, mut hits) = (0u64, 0u64, 0u64);
             let n = bs.len();
             for b in bs {
                 let v = f.valid_slots(b as u32);
-                let t: Vec<u32> = v.iter().map(|&(_, l)| f.translation_page_of(l.0)).collect();
-                for i in 0..v.len() {
-                    slots += 1;
-                    seq += (i > 0 && v[i].1 .0 == v[i - 1].1 .0 + 1) as u64;
-                    hits += t[i.saturating_sub(8)..i].contains(&t[i]) as u64;
-                }
+                slots += v.len() as u64;
+                seq += v.windows(2).filter(|w| w[1].1 .0 == w[0].1 .0 + 1).count() as u64;
+                hits += near_in_block(&translation_pages_of_block(f, b));
             }
             let per = |x: u64| x as f64 / slots.max(1) as f64;
             (slots as f64 / n.max(1) as f64, per(seq), per(hits))
@@ -1052,7 +1047,6 @@ bus_bandwidth = "400MB/s"
             victims(&exact),
             victims(&scaled)
         );
-        let (sa, sb) = (span(&exact), span(&scaled));
         assert!(
             (sa / sb - 1.0).abs() < 0.1,
             "valid slots per translation page in a data block: exact {sa:.3} scaled {sb:.3}"
@@ -1065,8 +1059,8 @@ bus_bandwidth = "400MB/s"
             ta.len(),
             mean(&tb),
             tb.len(),
-            free(&exact),
-            free(&scaled),
+            free[0],
+            free[1],
             near[0],
             near[1],
         );
