@@ -181,8 +181,16 @@ impl Ftl {
         let spp = self.geo.slots_per_program as usize;
         self.map_leftover[unit as usize].push(t);
         if self.map_leftover[unit as usize].len() >= spp {
-            let ts = std::mem::take(&mut self.map_leftover[unit as usize]);
+            let mut ts = std::mem::take(&mut self.map_leftover[unit as usize]);
             self.program_translations_functional(unit, &ts);
+            // The staging buffer goes back for the next pages (an
+            // allocation and three regrowths per program unit otherwise),
+            // unless pages were staged again for want of a block.
+            let left = &mut self.map_leftover[unit as usize];
+            if left.is_empty() {
+                ts.clear();
+                *left = ts;
+            }
         }
     }
 
