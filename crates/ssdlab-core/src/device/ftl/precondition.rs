@@ -18,6 +18,9 @@ pub(super) struct PreCache {
     staged: u64,
     /// Units that took written-back pages since GC last ran on them.
     touched: Vec<u32>,
+    /// Pages one program's entries evicted dirty, in eviction order (kept
+    /// for its allocation).
+    evicted: Vec<u32>,
 }
 
 impl Ftl {
@@ -392,6 +395,7 @@ impl Ftl {
             cache: MapCache::new(self.tpages, capacity).with_fifo(self.cfg.mapping_cache_fifo),
             staged: 0,
             touched: Vec::new(),
+            evicted: Vec::new(),
         }));
     }
 
@@ -510,15 +514,27 @@ impl Ftl {
         let Some(mut pc) = self.pre_cache.take() else {
             return;
         };
+        let mut evicted = std::mem::take(&mut pc.evicted);
         for &l in lpns {
             let t = self.translation_page_of(l.0);
             if pc.cache.access(t, true) != Access::Load {
                 continue;
             }
             if let (_, Some(v)) = pc.cache.loaded(t, true) {
-                self.write_back_functional(&mut pc, v);
+                evicted.push(v);
             }
         }
+        // The write-backs change nothing the cache decides on, so they can
+        // follow the loads: first ask for their old copies' P2L entries
+        // (random), so the misses overlap; then write back in eviction order.
+        for &v in &evicted {
+            self.prefetch_translation_slot(v);
+        }
+        for &v in &evicted {
+            self.write_back_functional(&mut pc, v);
+        }
+        evicted.clear();
+        pc.evicted = evicted;
         self.pre_cache = Some(pc);
     }
 

@@ -93,6 +93,16 @@ impl Ftl {
         (lpn.0 as u64 >= self.lpns).then(|| (lpn.0 as u64 - self.lpns) as u32)
     }
 
+    /// Bring the P2L entry of translation page `t`'s flash copy into cache
+    /// ahead of [`Ftl::translation_to_buffer`] (a hint: no effect).
+    #[inline]
+    pub(super) fn prefetch_translation_slot(&self, t: u32) {
+        let old = self.l2p(self.lpns as u32 + t);
+        if old < IN_BUFFER {
+            self.p2l.prefetch(old as usize);
+        }
+    }
+
     /// Translation page `t` is to be written back (a dirty eviction): its
     /// flash copy is stale from now on. Returns false if it was already
     /// waiting to be written.
