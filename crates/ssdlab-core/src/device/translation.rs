@@ -182,6 +182,11 @@ impl Drive {
             return Vec::new();
         };
         let (waiters, evicted) = mc.loaded(t, from_flash);
+        // The next load's eviction most likely takes the new LRU tail: ask
+        // for its flash copy's P2L entry now (a hint; no effect on results).
+        if let Some(next) = mc.next_victim() {
+            self.ftl.prefetch_translation_slot(next);
+        }
         if let Some(v) = evicted {
             if self.ftl.translation_to_buffer(v) {
                 self.map_queue.push_back(v);

@@ -118,6 +118,13 @@ impl MapCache {
         self.resident
     }
 
+    /// The page the next load into a full cache would evict (the LRU tail),
+    /// if the cache is full.
+    #[inline]
+    pub fn next_victim(&self) -> Option<u32> {
+        (self.resident >= self.capacity && self.tail != NIL).then_some(self.tail)
+    }
+
     /// Is page `t` in DRAM?
     #[inline]
     pub fn is_resident(&self, t: u32) -> bool {

@@ -96,7 +96,7 @@ impl Ftl {
     /// Bring the P2L entry of translation page `t`'s flash copy into cache
     /// ahead of [`Ftl::translation_to_buffer`] (a hint: no effect).
     #[inline]
-    pub(super) fn prefetch_translation_slot(&self, t: u32) {
+    pub fn prefetch_translation_slot(&self, t: u32) {
         let old = self.l2p(self.lpns as u32 + t);
         if old < IN_BUFFER {
             self.p2l.prefetch(old as usize);
