@@ -51,7 +51,7 @@
 //! `docs/models/ftl.md` compares the two on the 960 GB preset.
 
 use super::{map, BlockState, Ftl, MappingScheme, UNMAPPED};
-use crate::units::{Bytes, Lpn};
+use crate::units::{Bytes, FastDiv, Lpn};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -94,41 +94,6 @@ fn feistel<const HALF: u32>(x: u64, key: u64, sbox: &[u8; 128]) -> u64 {
         (left, right) = (right, left ^ (f & mask));
     }
     left << HALF | right
-}
-
-/// Exact division of 32-bit values by a fixed divisor with one
-/// multiplication (Lemire, Kaser and Kurz, "Faster remainder by direct
-/// computation", Software: Practice and Experience 49(6), 2019): for
-/// `M = floor((2^64 - 1) / d) + 1`, `a / d` is the high word of `M a`
-/// and `a mod d` the high word of `(M a mod 2^64) d`, for every `a` and
-/// `d` under `2^32` (`d > 1`; `d = 1` is kept apart, its `M` overflows).
-#[derive(Clone, Copy, Debug)]
-struct Divisor {
-    d: u64,
-    m: u64,
-}
-
-impl Divisor {
-    fn new(d: u32) -> Self {
-        assert!(d > 0, "division by zero");
-        let d = d as u64;
-        Divisor {
-            d,
-            m: if d == 1 { 0 } else { u64::MAX / d + 1 },
-        }
-    }
-
-    /// `(a / d, a mod d)`.
-    #[inline(always)]
-    fn div_rem(self, a: u32) -> (u32, u32) {
-        if self.d == 1 {
-            return (a, 0);
-        }
-        let q = ((self.m as u128 * a as u128) >> 64) as u32;
-        let low = self.m.wrapping_mul(a as u64);
-        let r = ((low as u128 * self.d as u128) >> 64) as u32;
-        (q, r)
-    }
 }
 
 /// SplitMix64's finaliser: every bit of the result depends on every bit of
@@ -251,7 +216,7 @@ impl Ftl {
         let mut lay = Layout {
             k: k as u64,
             spp: self.geo.slots_per_program as u64,
-            by_spp: Divisor::new(self.geo.slots_per_program),
+            by_spp: FastDiv::new(self.geo.slots_per_program),
             units_of_offset: (0..self.geo.slots_per_program as u64)
                 .map(|o| (lpns - o.min(lpns)).div_ceil(self.geo.slots_per_program as u64))
                 .collect(),
@@ -555,7 +520,7 @@ struct Layout {
     /// LPNs per program unit (the fill's batches).
     spp: u64,
     /// Division by `spp`, by multiplication.
-    by_spp: Divisor,
+    by_spp: FastDiv,
     /// Program units of the reduced drive holding offset `o` (the
     /// reduced LPNs `r` with `r mod spp = o`, over `spp`), for each `o`.
     units_of_offset: Vec<u64>,
@@ -592,7 +557,7 @@ impl Layout {
         } else {
             (r, j)
         };
-        let (p, o) = self.by_spp.div_rem(r as u32);
+        let (p, o) = self.by_spp.divmod(r as u32);
         let (p, o) = (p as u64, o as u64);
         let l = (self.column(p, o, j) * self.k + j) * self.spp + o;
         (l < self.lpns).then_some(l as u32)
@@ -682,25 +647,6 @@ mod tests {
     use super::*;
     use crate::config::{Device, DeviceFile};
     use crate::device::ftl::tests::ftl_for;
-
-    /// The multiplicative division gives `/` and `%`'s values, at the
-    /// edges of the range and at random, for divisors from 1 to `2^32 - 1`.
-    #[test]
-    fn division_by_multiplication_is_exact() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let mut divisors: Vec<u32> =
-            vec![1, 2, 3, 7, 24, 48, 96, 1000, 65_537, u32::MAX - 1, u32::MAX];
-        divisors.extend((0..64).map(|_| rng.gen_range(1..=u32::MAX)));
-        divisors.extend((0..64).map(|_| rng.gen_range(1..=4096)));
-        for d in divisors {
-            let by = Divisor::new(d);
-            let edges = [0, 1, d - 1, d, d.saturating_add(1), u32::MAX - 1, u32::MAX];
-            let random = (0..2_000).map(|_| rng.gen::<u32>());
-            for a in edges.into_iter().chain(random) {
-                assert_eq!(by.div_rem(a), (a / d, a % d), "{a} / {d}");
-            }
-        }
-    }
 
     /// 32 parallel units (4 channels x 8 dies), `blocks` blocks of 72
     /// slots each per unit, `op` over-provisioning.
