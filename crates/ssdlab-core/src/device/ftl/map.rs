@@ -65,18 +65,10 @@ impl DisjointWriter<'_> {
     /// hint: no effect on the table).
     #[inline(always)]
     pub(super) fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
         if i < self.len {
-            // SAFETY: in bounds; a prefetch never faults and changes nothing.
-            unsafe {
-                core::arch::x86_64::_mm_prefetch(
-                    self.ptr.add(i) as *const i8,
-                    core::arch::x86_64::_MM_HINT_T0,
-                );
-            }
+            // SAFETY: in bounds of the table the writer borrows.
+            prefetch_at(unsafe { self.ptr.add(i) });
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
     }
 }
 
@@ -499,18 +491,22 @@ pub(super) fn populate(memory: (usize, usize)) {
 
 #[inline]
 fn prefetch_read<T>(v: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(x) = v.get(i) {
-        // SAFETY: a prefetch is a hint; it never faults and has no visible effect.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch(
-                x as *const T as *const i8,
-                core::arch::x86_64::_MM_HINT_T0,
-            );
-        }
+        prefetch_at(x as *const T);
+    }
+}
+
+/// Ask the CPU to bring the line at `p` into its caches (a hint: it never
+/// faults and has no visible effect).
+#[inline(always)]
+fn prefetch_at<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults and has no visible effect.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
+    let _ = p;
 }
 
 #[cfg(test)]
