@@ -53,10 +53,10 @@ pub enum Access {
     Pending,
 }
 
-/// A resident translation page's LRU links, together: one cache line per
-/// page unlinked. (The flags stay a dense byte array of their own: a
-/// lookup of an absent page touches only them, 229 KB on a 960 GB drive,
-/// which a cache holds.)
+/// A cache slot's LRU links (slots, not pages: the list lives in an array
+/// of the cache's size, a few KiB for a few MiB of cache, where a list
+/// threaded through every translation page's entry touched lines of a
+/// 1.8 MB array at random on the 960 GB preset).
 #[derive(Debug, Clone, Copy)]
 struct Links {
     prev: u32,
@@ -68,8 +68,13 @@ pub struct MapCache {
     capacity: u32,
     resident: u32,
     flags: Vec<u8>,
+    /// Each page's slot while it is resident (`NIL` otherwise).
+    slot_of: Vec<u32>,
+    /// Each slot's page and LRU links (slots `0..resident` are in use: a
+    /// page leaves only when a load evicts it and takes its slot).
+    page: Vec<u32>,
     links: Vec<Links>,
-    /// LRU list: head is the most recently used.
+    /// LRU list of slots: head is the most recently used.
     head: u32,
     tail: u32,
     /// Commands waiting for a page being loaded.
@@ -87,13 +92,9 @@ impl MapCache {
             capacity: capacity.max(1),
             resident: 0,
             flags: vec![0; pages as usize],
-            links: vec![
-                Links {
-                    prev: NIL,
-                    next: NIL
-                };
-                pages as usize
-            ],
+            slot_of: vec![NIL; pages as usize],
+            page: Vec::new(),
+            links: Vec::new(),
             head: NIL,
             tail: NIL,
             waiters: HashMap::new(),
@@ -122,7 +123,7 @@ impl MapCache {
     /// if the cache is full.
     #[inline]
     pub fn next_victim(&self) -> Option<u32> {
-        (self.resident >= self.capacity && self.tail != NIL).then_some(self.tail)
+        (self.resident >= self.capacity && self.tail != NIL).then(|| self.page[self.tail as usize])
     }
 
     /// Is page `t` in DRAM?
@@ -181,19 +182,35 @@ impl MapCache {
         debug_assert!(f & LOADING != 0 && f & RESIDENT == 0);
         self.stats.loads += from_flash as u64;
         let mut evicted = None;
-        if self.resident >= self.capacity {
-            let v = self.tail;
-            self.unlink(v);
+        let slot = if self.resident >= self.capacity {
+            let s = self.tail;
+            let v = self.page[s as usize];
+            self.unlink(s);
             self.resident -= 1;
             if self.flags[v as usize] & DIRTY != 0 {
                 self.stats.evictions += 1;
                 evicted = Some(v);
             }
             self.flags[v as usize] = 0;
-        }
+            self.slot_of[v as usize] = NIL;
+            s
+        } else {
+            // Slots fill in order until the cache is full.
+            let s = self.resident;
+            if s as usize == self.page.len() {
+                self.page.push(NIL);
+                self.links.push(Links {
+                    prev: NIL,
+                    next: NIL,
+                });
+            }
+            s
+        };
         let dirty = if f & DIRTY_ON_LOAD != 0 { DIRTY } else { 0 };
         self.flags[t as usize] = RESIDENT | dirty;
-        self.push_front(t);
+        self.page[slot as usize] = t;
+        self.slot_of[t as usize] = slot;
+        self.push_front(slot);
         self.resident += 1;
         let waiters = if f & WAITED != 0 {
             self.waiters.remove(&t).unwrap_or_default()
@@ -204,14 +221,16 @@ impl MapCache {
     }
 
     fn touch(&mut self, t: u32) {
-        if self.head != t {
-            self.unlink(t);
-            self.push_front(t);
+        let s = self.slot_of[t as usize];
+        if self.head != s {
+            self.unlink(s);
+            self.push_front(s);
         }
     }
 
-    fn unlink(&mut self, t: u32) {
-        let (p, n) = (self.links[t as usize].prev, self.links[t as usize].next);
+    /// Take slot `s` out of the LRU list.
+    fn unlink(&mut self, s: u32) {
+        let Links { prev: p, next: n } = self.links[s as usize];
         if p == NIL {
             self.head = n;
         } else {
@@ -222,19 +241,24 @@ impl MapCache {
         } else {
             self.links[n as usize].prev = p;
         }
-        self.links[t as usize].prev = NIL;
-        self.links[t as usize].next = NIL;
+        self.links[s as usize] = Links {
+            prev: NIL,
+            next: NIL,
+        };
     }
 
-    fn push_front(&mut self, t: u32) {
-        self.links[t as usize].prev = NIL;
-        self.links[t as usize].next = self.head;
+    /// Put slot `s` at the head of the LRU list.
+    fn push_front(&mut self, s: u32) {
+        self.links[s as usize] = Links {
+            prev: NIL,
+            next: self.head,
+        };
         if self.head != NIL {
-            self.links[self.head as usize].prev = t;
+            self.links[self.head as usize].prev = s;
         }
-        self.head = t;
+        self.head = s;
         if self.tail == NIL {
-            self.tail = t;
+            self.tail = s;
         }
     }
 
@@ -254,10 +278,10 @@ impl MapCache {
     /// Translation pages in LRU order, most recent first (tests).
     pub fn lru_order(&self) -> Vec<u32> {
         let mut v = Vec::new();
-        let mut t = self.head;
-        while t != NIL {
-            v.push(t);
-            t = self.links[t as usize].next;
+        let mut s = self.head;
+        while s != NIL {
+            v.push(self.page[s as usize]);
+            s = self.links[s as usize].next;
         }
         v
     }
