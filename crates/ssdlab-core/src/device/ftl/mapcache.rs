@@ -323,6 +323,48 @@ mod tests {
         );
     }
 
+    /// Random lookups and updates against a plain list model (most recent
+    /// first): the same hits, next victims, evictions, dirty write-backs
+    /// and order, also with a cache larger than the pages and with FIFO.
+    #[test]
+    fn the_cache_matches_a_list_model_under_random_use() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+        for (pages, capacity, fifo) in
+            [(40, 7, false), (40, 7, true), (5, 9, false), (64, 1, false)]
+        {
+            let mut c = MapCache::new(pages, capacity).with_fifo(fifo);
+            // (page, dirty), most recently used (LRU) or loaded (FIFO) first.
+            let mut model: Vec<(u32, bool)> = Vec::new();
+            for _ in 0..5_000 {
+                let (t, update) = (rng.gen_range(0..pages), rng.gen_bool(0.5));
+                match model.iter().position(|&(p, _)| p == t) {
+                    Some(i) => {
+                        assert_eq!(c.access(t, update), Access::Hit);
+                        let (p, d) = model.remove(i);
+                        model.insert(if fifo { i } else { 0 }, (p, d || update));
+                    }
+                    None => {
+                        assert_eq!(c.access(t, update), Access::Load);
+                        let full = model.len() as u32 >= capacity;
+                        let victim = model.last().filter(|_| full).map(|&(p, _)| p);
+                        assert_eq!(c.next_victim(), victim);
+                        let expect = if full {
+                            model.pop().and_then(|(p, d)| d.then_some(p))
+                        } else {
+                            None
+                        };
+                        assert_eq!(c.loaded(t, true), (vec![], expect));
+                        model.insert(0, (t, update));
+                    }
+                }
+                let order: Vec<u32> = model.iter().map(|&(p, _)| p).collect();
+                assert_eq!(c.lru_order(), order);
+                assert_eq!(c.resident() as usize, model.len());
+            }
+        }
+    }
+
     #[test]
     fn fifo_evicts_in_load_order_whatever_was_hit() {
         for (fifo, evicted) in [(false, 2), (true, 1)] {
