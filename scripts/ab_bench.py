@@ -38,7 +38,9 @@ def finish(proc, binary):
         report = json.loads(out)
     except json.JSONDecodeError as e:
         sys.exit(f"{binary}: bench printed no JSON report ({e})")
-    return {c["name"]: c["sim_ios_per_wall_s"] for c in report["cases"]}
+    rates = {c["name"]: c["sim_ios_per_wall_s"] for c in report["cases"]}
+    # Older binaries' reports carry no build flavour.
+    return rates, report.get("build", "unknown")
 
 
 def main():
@@ -62,7 +64,11 @@ def main():
     for r in range(o.rounds):
         order = [(o.a, "A"), (o.b, "B")] if r % 2 == 0 else [(o.b, "B"), (o.a, "A")]
         procs = [(start(binary, args), binary, tag) for binary, tag in order]
-        rates = {tag: finish(proc, binary) for proc, binary, tag in procs}
+        done = {tag: finish(proc, binary) for proc, binary, tag in procs}
+        rates = {tag: rb[0] for tag, rb in done.items()}
+        if r == 0:
+            print(f"A {o.a} (build: {done['A'][1]})")
+            print(f"B {o.b} (build: {done['B'][1]})")
         if not rates["A"]:
             sys.exit(f"no bench case matches --filter {o.filter!r}")
         for case, a in rates["A"].items():

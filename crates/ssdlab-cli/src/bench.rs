@@ -39,6 +39,10 @@ pub struct Case {
 pub struct BenchResult {
     /// Device.
     pub device: String,
+    /// How this binary was built: `release`, or `release+pgo` when
+    /// `scripts/build_pgo.sh` built it with profile-guided optimisation
+    /// (speeds are not comparable across the two).
+    pub build: String,
     /// Cases.
     pub cases: Vec<Case>,
 }
@@ -187,8 +191,21 @@ pub fn run(dev: &Device, ios: u64, filter: Option<&str>) -> Result<BenchResult, 
     }
     Ok(BenchResult {
         device: dev.name.clone(),
+        build: build_flavour().into(),
         cases: out,
     })
+}
+
+/// `debug`, `release`, or `release+pgo` (`SSDLAB_BUILD_PGO` set at compile
+/// time by `scripts/build_pgo.sh`).
+fn build_flavour() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else if option_env!("SSDLAB_BUILD_PGO").is_some() {
+        "release+pgo"
+    } else {
+        "release"
+    }
 }
 
 /// Four copies of `dev` behind one switch whose uplink (x16, the device's
@@ -232,7 +249,7 @@ fn four_drives(dev: &Device) -> ssdlab_core::system::config::SystemConfig {
 /// Text table.
 pub fn to_text(r: &BenchResult) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "device {}", r.device);
+    let _ = writeln!(s, "device {}  (build: {})", r.device, r.build);
     let _ = writeln!(
         s,
         "{:<26} {:>8} {:>10} {:>10} {:>14} {:>12} {:>8} {:>10} {:>10}",

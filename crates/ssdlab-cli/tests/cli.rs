@@ -843,6 +843,13 @@ fn ab_bench_compares_two_binaries() {
         "{text}"
     );
     assert!(text.contains("2 rounds"), "{text}");
+    // Each binary's build flavour is named (a test binary is a release or
+    // debug build, never a profile-guided one).
+    assert_eq!(
+        text.matches("(build: release)").count() + text.matches("(build: debug)").count(),
+        2,
+        "{text}"
+    );
     let out = run("no-such-case");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
