@@ -815,6 +815,27 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
     );
 }
 
+/// `scripts/build_pgo.sh` (the profile-guided build: two release builds
+/// and a training run, too long for the suite) at least parses, and names
+/// the binary it builds and the check it makes.
+#[test]
+fn build_pgo_script_parses() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/build_pgo.sh");
+    let out = Command::new("bash")
+        .args(["-n", script])
+        .output()
+        .expect("run bash -n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(script).expect("read scripts/build_pgo.sh");
+    assert!(text.contains("target/pgo/release/ssdlab"), "{text}");
+    assert!(text.contains("-Cprofile-use="), "{text}");
+    assert!(text.contains("differs from the plain build"), "{text}");
+}
+
 /// `scripts/ab_bench.py` runs two binaries' bench at once and reports each
 /// round and the median ratio (here the binary against itself, tiny runs);
 /// a filter that matches no case, or a binary that is not one, is an error
