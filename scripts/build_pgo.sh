@@ -110,16 +110,7 @@ plain="target/release/ssdlab"
 
 echo "== same results as the plain build"
 strip() {
-    python3 -c '
-import hashlib, json, sys
-WALL = {"wall_time_s", "sim_ios_per_wall_s"}
-def clean(v):
-    if isinstance(v, dict):
-        return {k: clean(x) for k, x in v.items() if k not in WALL}
-    if isinstance(v, list):
-        return [clean(x) for x in v]
-    return v
-print(hashlib.sha256(json.dumps(clean(json.load(sys.stdin)), sort_keys=True).encode()).hexdigest())'
+    python3 scripts/report_hash.py
 }
 check() {
     local name="$1"; shift

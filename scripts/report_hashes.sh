@@ -15,18 +15,7 @@ BIN="${1:-target/release/ssdlab}"
 work="${TMPDIR:-/tmp}/ssdlab-report-hashes"
 rm -rf "$work" && mkdir -p "$work"
 strip() {
-    python3 -c '
-import hashlib, json, sys
-import os
-WALL = {"wall_time_s", "sim_ios_per_wall_s"} | set(os.environ.get("SSDLAB_HASH_IGNORE", "").split())
-def clean(v):
-    if isinstance(v, dict):
-        return {k: clean(x) for k, x in v.items() if k not in WALL}
-    if isinstance(v, list):
-        return [clean(x) for x in v]
-    return v
-d = clean(json.load(sys.stdin))
-print(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest())'
+    python3 scripts/report_hash.py
 }
 run() {
     local name="$1"; shift

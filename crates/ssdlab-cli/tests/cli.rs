@@ -815,6 +815,75 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
     );
 }
 
+/// `scripts/report_hash.py` (the refactor check of report_hashes.sh and
+/// build_pgo.sh): the same run hashes the same whatever its wall time, a
+/// different seed does not, and input that is not JSON is an error.
+#[test]
+fn report_hash_ignores_only_wall_time() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/report_hash.py");
+    let dev = tmp("hash-small.toml", SMALL_DEVICE);
+    let job = tmp(
+        "hash.fio",
+        "[r]\nrw=randrw\nbs=4k\niodepth=8\nnumber_ios=3000\n",
+    );
+    let report = |seed: &str| {
+        let (code, out, err) = ssdlab(&[
+            "run",
+            "--quiet",
+            "--device",
+            &dev,
+            "--job",
+            &job,
+            "--seed",
+            seed,
+            "--output-format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let hash = |json: &str| {
+        use std::io::Write as _;
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run python3 scripts/report_hash.py");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(json.as_bytes())
+            .expect("write the report");
+        let out = child.wait_with_output().expect("wait");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (a, c) = (report("1"), report("2"));
+    // The same report with other wall times (edited as text: a parse and
+    // re-serialisation could round other numbers).
+    let mut b = a.clone();
+    for key in ["\"wall_time_s\":", "\"sim_ios_per_wall_s\":"] {
+        let at = b.find(key).unwrap_or_else(|| panic!("no {key} in {a}")) + key.len();
+        let end = at + b[at..].find([',', '\n', '}']).expect("end of the value");
+        b.replace_range(at..end, " 12345.5");
+    }
+    assert_ne!(a, b);
+    let (ok, ha, err) = hash(&a);
+    assert!(ok && ha.len() == 64, "{ha} {err}");
+    assert_eq!(hash(&b).1, ha);
+    assert_eq!(hash(&report("1")).1, ha, "a rerun hashes the same");
+    assert_ne!(hash(&c).1, ha, "another seed, another report");
+    let (ok, _, err) = hash("{\"a\":");
+    assert!(!ok);
+    assert!(err.contains("not a JSON report"), "{err}");
+}
+
 /// `scripts/build_pgo.sh` (the profile-guided build: two release builds
 /// and a training run, too long for the suite) at least parses, and names
 /// the binary it builds and the check it makes.
