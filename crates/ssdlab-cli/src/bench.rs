@@ -39,9 +39,9 @@ pub struct Case {
 pub struct BenchResult {
     /// Device.
     pub device: String,
-    /// How this binary was built: `release`, or `release+pgo` when
-    /// `scripts/build_pgo.sh` built it with profile-guided optimisation
-    /// (speeds are not comparable across the two).
+    /// How this binary was built: `debug`, `release`, or `release+pgo`
+    /// when `scripts/build_pgo.sh` built it with profile-guided
+    /// optimisation (speeds are not comparable across them).
     pub build: String,
     /// Cases.
     pub cases: Vec<Case>,
