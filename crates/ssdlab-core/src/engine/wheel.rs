@@ -56,8 +56,6 @@ pub(super) struct Wheel<E> {
     words: u32,
     /// The clock's slot (absolute: time >> SHIFT).
     base: u64,
-    /// Entries held.
-    len: usize,
 }
 
 /// Where the wheel's smallest entry is: its slot, its index in the slab and
@@ -86,7 +84,6 @@ impl<E: Copy> Wheel<E> {
             bits: [0; WORDS],
             words: 0,
             base: 0,
-            len: 0,
         }
     }
 
@@ -105,8 +102,12 @@ impl<E: Copy> Wheel<E> {
         }
         let i = if self.free != NIL {
             let i = self.free;
-            self.free = self.next[i as usize];
-            self.entries[i as usize] = e;
+            // SAFETY: indices on the free list were handed out below, so
+            // they are below `entries.len() == next.len()`.
+            unsafe {
+                self.free = *self.next.get_unchecked(i as usize);
+                *self.entries.get_unchecked_mut(i as usize) = e;
+            }
             i
         } else {
             // (At most `SLOTS * CAP` entries are ever held: below `NIL`.)
@@ -116,33 +117,38 @@ impl<E: Copy> Wheel<E> {
             i
         };
         let sl = &mut self.slots[slot];
-        self.next[i as usize] = sl.head;
+        // SAFETY: `i` is a slab index (free list, or just pushed).
+        unsafe { *self.next.get_unchecked_mut(i as usize) = sl.head };
         sl.head = i;
         sl.count += 1;
         self.bits[slot / 64] |= 1 << (slot % 64);
         self.words |= 1 << (slot / 64);
-        self.len += 1;
         Ok(())
     }
 
     /// The smallest entry, if any.
     #[inline(always)]
     pub(super) fn min(&self) -> Option<Min> {
-        if self.len == 0 {
+        // No marked word: no entries.
+        if self.words == 0 {
             return None;
         }
         let slot = self.first_slot();
         let mut at = self.slots[slot].head;
+        // SAFETY (here and in the loop): a marked slot's list holds slab
+        // indices only, below `entries.len() == next.len()`, ended by NIL.
+        debug_assert!((at as usize) < self.entries.len());
         let mut best = Min {
-            key: self.entries[at as usize].key,
+            key: unsafe { self.entries.get_unchecked(at as usize) }.key,
             slot,
             at,
             prev: NIL,
         };
         let mut prev = at;
-        at = self.next[at as usize];
+        at = unsafe { *self.next.get_unchecked(at as usize) };
         while at != NIL {
-            let key = self.entries[at as usize].key;
+            debug_assert!((at as usize) < self.entries.len());
+            let key = unsafe { self.entries.get_unchecked(at as usize) }.key;
             if key < best.key {
                 best = Min {
                     key,
@@ -152,7 +158,7 @@ impl<E: Copy> Wheel<E> {
                 };
             }
             prev = at;
-            at = self.next[at as usize];
+            at = unsafe { *self.next.get_unchecked(at as usize) };
         }
         Some(best)
     }
@@ -184,17 +190,25 @@ impl<E: Copy> Wheel<E> {
     /// taken since).
     #[inline(always)]
     pub(super) fn take(&mut self, m: Min) -> Entry<E> {
-        let e = self.entries[m.at as usize];
-        let after = self.next[m.at as usize];
+        debug_assert!((m.at as usize) < self.entries.len());
+        debug_assert!(m.prev == NIL || (m.prev as usize) < self.entries.len());
+        // SAFETY: `m` came from `min` with nothing pushed or taken since, so
+        // `m.at` and `m.prev` (unless NIL) are slab indices of its slot.
+        let (e, after) = unsafe {
+            (
+                *self.entries.get_unchecked(m.at as usize),
+                *self.next.get_unchecked(m.at as usize),
+            )
+        };
         let sl = &mut self.slots[m.slot];
         if m.prev == NIL {
             sl.head = after;
         } else {
-            self.next[m.prev as usize] = after;
+            unsafe { *self.next.get_unchecked_mut(m.prev as usize) = after };
         }
         sl.count -= 1;
         let empty = sl.count == 0;
-        self.next[m.at as usize] = self.free;
+        unsafe { *self.next.get_unchecked_mut(m.at as usize) = self.free };
         self.free = m.at;
         if empty {
             let w = m.slot / 64;
@@ -203,7 +217,6 @@ impl<E: Copy> Wheel<E> {
                 self.words &= !(1 << w);
             }
         }
-        self.len -= 1;
         e
     }
 
@@ -213,8 +226,8 @@ impl<E: Copy> Wheel<E> {
         self.base = time >> SHIFT;
     }
 
-    /// Entries held.
+    /// Entries held (a count over the slots: tests and reports only).
     pub(super) fn len(&self) -> usize {
-        self.len
+        self.slots.iter().map(|s| s.count as usize).sum()
     }
 }
