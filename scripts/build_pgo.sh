@@ -15,7 +15,7 @@
 #
 # Needs the Rust toolchain's `llvm-tools` component (the llvm-profdata that
 # matches rustc's LLVM); it is added with rustup when missing. Takes about
-# five minutes on two cores (two release builds and the training), and
+# four minutes on two cores (two release builds and the training), and
 # python3 for the check.
 set -euo pipefail
 cd "$(dirname "$0")/.."

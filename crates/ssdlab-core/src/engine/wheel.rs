@@ -45,6 +45,9 @@ struct Slot {
 /// key there is the wheel's.
 pub(super) struct Wheel<E> {
     /// Slab of entries; `next` threads each slot's list and the free list.
+    /// Both only grow, together, so every index the wheel ever handed out
+    /// (on a list, on the free list, in a [`Min`]) stays below their
+    /// length: the unchecked accesses below rely on this.
     entries: Vec<Entry<E>>,
     next: Vec<u16>,
     /// First free entry of the slab.
@@ -192,8 +195,9 @@ impl<E: Copy> Wheel<E> {
     pub(super) fn take(&mut self, m: Min) -> Entry<E> {
         debug_assert!((m.at as usize) < self.entries.len());
         debug_assert!(m.prev == NIL || (m.prev as usize) < self.entries.len());
-        // SAFETY: `m` came from `min` with nothing pushed or taken since, so
-        // `m.at` and `m.prev` (unless NIL) are slab indices of its slot.
+        // SAFETY: `m.at` and `m.prev` (unless NIL) are indices the slab
+        // handed out, and it never shrinks. (That `m` is current, from `min`
+        // with nothing pushed or taken since, is for correctness only.)
         let (e, after) = unsafe {
             (
                 *self.entries.get_unchecked(m.at as usize),
