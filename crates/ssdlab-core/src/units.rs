@@ -171,9 +171,15 @@ impl Bandwidth {
             return Time::ZERO;
         }
         // Manual ceil: f64::ceil is a libm call without SSE4.1, and this is on the hot path.
+        // Past u64::MAX picoseconds (213 days) the cast saturates, and so
+        // does the rounding up (it wrapped to zero before).
         let v = bytes as f64 * 1e12 / self.0;
         let t = v as u64;
-        Time(if (t as f64) < v { t + 1 } else { t })
+        Time(if (t as f64) < v {
+            t.saturating_add(1)
+        } else {
+            t
+        })
     }
 }
 
@@ -634,6 +640,8 @@ mod tests {
                 assert_eq!(t.time(bytes), bw.transfer_time(bytes), "{bw:?} {bytes}");
             }
         }
+        // 1 GiB at 1 B/s is past the picosecond clock's range: it saturates.
+        assert_eq!(Bandwidth(1.0).transfer_time(1 << 30), Time(u64::MAX));
     }
 
     #[test]

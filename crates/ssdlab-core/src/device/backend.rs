@@ -202,7 +202,7 @@ impl Drive {
             owner: (TAG_PROG << TAG_SHIFT) | pid as u64,
             slc,
         };
-        self.program_room -= 1;
+        self.program_room = self.program_room.wrapping_sub(1);
         let d = self.index;
         self.flash
             .submit(now, t, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));
@@ -532,7 +532,7 @@ impl Drive {
             }
             TAG_PROG => {
                 let pid = (owner & 0xffff_ffff) as u32;
-                self.program_room += 1;
+                self.program_room = self.program_room.wrapping_add(1);
                 let (lpns, gc) = std::mem::take(&mut self.progs[pid as usize]);
                 for &l in &lpns[gc..] {
                     self.cache.program_done(l, pid);
@@ -564,7 +564,7 @@ impl Drive {
                 self.program_done(now, eq, fabric);
             }
             TAG_MAPPROG => {
-                self.program_room += 1;
+                self.program_room = self.program_room.wrapping_add(1);
                 self.checkpoint_program_done(now, owner);
                 self.program_done(now, eq, fabric);
             }

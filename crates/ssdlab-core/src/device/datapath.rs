@@ -116,9 +116,6 @@ impl Drive {
             return;
         }
         if write {
-            for l in c.lpn..c.lpn + c.nlpn {
-                self.ftl.prefetch_overwrite(Lpn(l));
-            }
             if self.wait_buffer.is_empty() && self.cache.reserve(c.nlpn as u64) {
                 self.start_write_dma(now, cmd, eq, fabric);
             } else {

@@ -19,6 +19,7 @@ pub mod durability;
 mod hybrid;
 mod map;
 pub mod mapcache;
+mod overwrite;
 mod precondition;
 mod slc;
 mod stats;
@@ -35,6 +36,7 @@ pub use hybrid::{
     MergeKind, MergePlan,
 };
 use map::{SeqFill, SparseTable, Table, UNMAPPED};
+use overwrite::PendingInvalidations;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 pub use stats::FtlStats;
@@ -101,7 +103,12 @@ pub struct Ftl {
     /// What the tables hold where nothing was written: a sequential fill's
     /// closed form, or unmapped.
     fill: SeqFill,
+    /// Valid slots per block, less those of its slots that wait in
+    /// `pending` (read through [`Ftl::valid_in`]).
     valid: Vec<u32>,
+    /// Old slots of overwritten LPNs whose P2L entry and block count are
+    /// not yet updated ([`overwrite`]).
+    pending: PendingInvalidations,
     state: Vec<BlockState>,
     close_seq: Vec<u64>,
     erase_count: Vec<u32>,
@@ -232,6 +239,7 @@ impl Ftl {
             vbase: tpages + crec,
             vpages,
             vtrack: false,
+            pending: PendingInvalidations::new(),
             vtouched: Vec::new(),
             map_block: if tpages + vpages + dpages > 0 {
                 vec![false; blocks]
@@ -400,28 +408,46 @@ impl Ftl {
         self.l2p.set(lpn as usize, v)
     }
 
-    /// P2L entry of `slot`.
+    /// P2L entry of `slot` (unmapped while its invalidation waits in
+    /// `pending`).
     #[inline(always)]
     fn p2l(&self, slot: u32) -> u32 {
+        if !self.pending.is_empty() && self.pending.contains(slot) {
+            return UNMAPPED;
+        }
+        self.p2l_stored(slot)
+    }
+
+    /// P2L entry of `slot` as stored (stale while its invalidation waits).
+    #[inline(always)]
+    fn p2l_stored(&self, slot: u32) -> u32 {
         match self.p2l.explicit(slot as usize) {
             Some(v) => v,
             None => self.fill.lpn_at(slot),
         }
     }
 
+    /// Does slot `ppa` hold `lpn`'s latest version? The L2P is asked
+    /// first: when it names the slot, the slot's invalidation cannot be
+    /// waiting in `pending` (a slot waits only once its LPN's entry has
+    /// moved off it, and is reused only after its block's erase, which
+    /// applies the batch), so the stored P2L entry is exact and no scan of
+    /// the batch is needed.
+    #[inline(always)]
+    fn holds_latest(&self, ppa: u32, lpn: u32) -> bool {
+        if self.l2p(lpn) != ppa {
+            return false;
+        }
+        debug_assert!(
+            !self.pending.contains(ppa),
+            "slot {ppa} mapped while waiting"
+        );
+        self.p2l_stored(ppa) == lpn
+    }
+
     #[inline(always)]
     fn set_p2l(&mut self, slot: u32, v: u32) {
         self.p2l.set(slot as usize, v)
-    }
-
-    /// Prefetch what overwriting `lpn` will touch: the P2L entry of its
-    /// current slot (the L2P entry itself should already be cached).
-    #[inline]
-    pub fn prefetch_overwrite(&self, lpn: Lpn) {
-        let old = self.l2p(lpn.0);
-        if old < IN_BUFFER {
-            self.p2l.prefetch(old as usize);
-        }
     }
 
     /// Where `lpn` lives.
@@ -444,6 +470,44 @@ impl Ftl {
         self.valid[b] -= 1;
     }
 
+    /// Are host overwrites' invalidations kept back and applied in batches
+    /// ([`overwrite`])? With page mapping only, and not while an L-log
+    /// notes each validity change or a durability journal is kept (those
+    /// paths read counts and P2L entries directly).
+    #[inline(always)]
+    fn defers_invalidations(&self) -> bool {
+        !self.vtrack && self.durability.is_none() && self.hybrid.is_none()
+    }
+
+    /// Apply the invalidations kept back: prefetch every P2L entry and
+    /// block count they touch, then update them, so the misses overlap.
+    fn apply_invalidations(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let spb = self.geo.slots_per_block;
+        for &old in self.pending.slots() {
+            self.p2l.prefetch(old as usize);
+            map::prefetch_read(&self.valid, (old / spb) as usize);
+        }
+        let slots = self.pending.take();
+        for &old in &slots {
+            self.invalidate_slot(old);
+        }
+        self.pending.restore(slots);
+    }
+
+    /// Valid slots in block `b`.
+    #[inline]
+    fn valid_in(&self, b: usize) -> u32 {
+        let v = self.valid[b];
+        if self.pending.is_empty() {
+            return v;
+        }
+        let spb = self.geo.slots_per_block;
+        v - self.pending.in_range(b as u32 * spb, spb)
+    }
+
     /// A host write of `lpn` was accepted into the DRAM buffer: the old flash copy is now invalid.
     #[inline]
     pub fn write_to_buffer(&mut self, lpn: Lpn) {
@@ -452,7 +516,13 @@ impl Ftl {
             self.journal_new_version(lpn.0, old, true);
         }
         if old < IN_BUFFER {
-            self.invalidate_slot(old);
+            if self.defers_invalidations() {
+                if self.pending.push(old) {
+                    self.apply_invalidations();
+                }
+            } else {
+                self.invalidate_slot(old);
+            }
         }
         self.mapped += (old == UNMAPPED) as u64;
         self.set_l2p(lpn.0, IN_BUFFER);
@@ -489,7 +559,7 @@ impl Ftl {
             let k = self.state[b] as usize;
             n[k] += 1;
             if self.state[b] == BlockState::Closed {
-                valid_closed += self.valid[b] as u64;
+                valid_closed += self.valid_in(b) as u64;
             }
         }
         let u = &self.units[unit as usize];
@@ -679,6 +749,8 @@ impl Ftl {
 
     /// Choose a victim block on `unit` per the configured policy and mark it.
     pub fn select_victim(&mut self, unit: u32) -> Option<u32> {
+        // The policies below read `valid` directly.
+        self.apply_invalidations();
         let bpu = self.geo.blocks_per_unit;
         let lo = (unit * bpu) as usize;
         let hi = lo + bpu as usize;
@@ -812,7 +884,7 @@ impl Ftl {
     pub fn valid_slots(&self, block_id: u32) -> Vec<(Ppa, Lpn)> {
         let first = self.geo.block_first_slot(block_id) as usize;
         let n = self.geo.slots_per_block as usize;
-        let mut out = Vec::with_capacity(self.valid[block_id as usize] as usize);
+        let mut out = Vec::with_capacity(self.valid_in(block_id as usize) as usize);
         for slot in first as u32..(first + n) as u32 {
             let l = self.p2l(slot);
             if l != UNMAPPED {
@@ -825,14 +897,14 @@ impl Ftl {
     /// Valid slots in a block.
     #[inline]
     pub fn valid_count(&self, block_id: u32) -> u32 {
-        self.valid[block_id as usize]
+        self.valid_in(block_id as usize)
     }
 
     /// GC read of `ppa` holding `lpn` finished: if it is still the latest
     /// version, move it to the buffer (returns true; caller stages it for
     /// programming), else it was overwritten meanwhile (false).
     pub fn relocate_to_buffer(&mut self, ppa: Ppa, lpn: Lpn) -> bool {
-        if self.p2l(ppa.0) == lpn.0 && self.l2p(lpn.0) == ppa.0 {
+        if self.holds_latest(ppa.0, lpn.0) {
             if self.durability.is_some() {
                 self.journal_new_version(lpn.0, ppa.0, false);
             }
@@ -854,6 +926,9 @@ impl Ftl {
     /// (`ftl.retire_at_endurance`), or when the erase fails
     /// (`nand.grown_bad_rate`).
     pub fn erase(&mut self, block_id: u32) {
+        // None of the block's slots may be reused while an invalidation of
+        // one waits (it would unmap the new data).
+        self.apply_invalidations();
         debug_assert_eq!(self.valid[block_id as usize], 0);
         debug_assert_eq!(self.state[block_id as usize], BlockState::Victim);
         let unit = self.geo.unit_of_block(block_id);
@@ -960,7 +1035,7 @@ impl Ftl {
 
     /// Total valid slots (for invariant checks).
     pub fn total_valid(&self) -> u64 {
-        self.valid.iter().map(|&v| v as u64).sum()
+        self.valid.iter().map(|&v| v as u64).sum::<u64>() - self.pending.len() as u64
     }
 
     /// Check internal consistency (test helper; O(capacity)).
@@ -981,7 +1056,7 @@ impl Ftl {
                 return Err(format!("l2p[{lpn}] = {p} but p2l[{p}] = {}", self.p2l(p)));
             }
         }
-        if valid != self.valid {
+        if (0..valid.len()).any(|b| valid[b] != self.valid_in(b)) {
             return Err("per-block valid counts disagree with P2L".into());
         }
         let mapped = (0..self.lpns as u32)
@@ -998,7 +1073,7 @@ impl Ftl {
         for (u, unit) in self.units.iter().enumerate() {
             for &b in &unit.free {
                 let bid = u * self.geo.blocks_per_unit as usize + b as usize;
-                if self.state[bid] != BlockState::Free || self.valid[bid] != 0 {
+                if self.state[bid] != BlockState::Free || self.valid_in(bid) != 0 {
                     return Err(format!("free block {bid} is not empty"));
                 }
             }
@@ -1327,6 +1402,106 @@ bus_bandwidth = "400MB/s"
             f.check_invariants()
                 .unwrap_or_else(|e| panic!("{policy} mp={mp}, steady: {e}"));
         }
+    }
+
+    /// Host overwrites' invalidations wait in batches (`overwrite`); no
+    /// reader may see the delay. The timed path's calls (buffer writes,
+    /// programs, GC relocation, erases) drive two FTLs: one defers, the
+    /// other keeps a durability journal, which never defers. After every
+    /// step each block's valid count, each slot's P2L entry, each LPN's
+    /// mapping and the totals agree, and the deferring one's invariants
+    /// hold (with invalidations waiting most of the time).
+    #[test]
+    fn batched_invalidations_are_invisible() {
+        let d = small_device("greedy", true);
+        let (mut a, mut b) = (ftl_for(&d), ftl_for(&d));
+        b.track_durability();
+        for f in [&mut a, &mut b] {
+            f.fill_sequential();
+        }
+        assert!(a.defers_invalidations() && !b.defers_invalidations());
+        let spp = a.geo.slots_per_program as usize;
+        let units = a.geo.units;
+        let lpns = a.logical_units();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut buffered: Vec<u32> = Vec::new();
+        let (mut unit, mut waited, mut victims) = (0u32, 0u32, 0u32);
+        let same = |a: &Ftl, b: &Ftl, step: usize| {
+            let blocks = a.valid.len();
+            for blk in 0..blocks {
+                assert_eq!(
+                    a.valid_count(blk as u32),
+                    b.valid_count(blk as u32),
+                    "step {step}: block {blk}"
+                );
+            }
+            for slot in 0..a.p2l.len() as u32 {
+                assert_eq!(a.p2l(slot), b.p2l(slot), "step {step}: slot {slot}");
+            }
+            for l in 0..lpns as u32 {
+                assert_eq!(a.lookup(Lpn(l)), b.lookup(Lpn(l)), "step {step}: lpn {l}");
+            }
+            assert_eq!(a.total_valid(), b.total_valid(), "step {step}");
+            a.check_invariants()
+                .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        };
+        for step in 0..3_000 {
+            let l = rng.gen_range(0..lpns as u32);
+            if !buffered.contains(&l) {
+                buffered.push(l);
+            }
+            a.write_to_buffer(Lpn(l));
+            b.write_to_buffer(Lpn(l));
+            waited += !a.pending.is_empty() as u32;
+            if buffered.len() >= spp {
+                unit = (unit + 1) % units;
+                if a.needs_gc(unit, 0) {
+                    let (va, vb) = (a.select_victim(unit), b.select_victim(unit));
+                    assert_eq!(va, vb, "step {step}");
+                    if let Some(v) = va {
+                        victims += 1;
+                        let slots = a.valid_slots(v);
+                        assert_eq!(slots, b.valid_slots(v), "step {step}");
+                        let mut moved = Vec::new();
+                        for &(p, l) in &slots {
+                            let (ra, rb) = (a.relocate_to_buffer(p, l), b.relocate_to_buffer(p, l));
+                            assert_eq!(ra, rb, "step {step}");
+                            if ra {
+                                moved.push(l.0);
+                            }
+                        }
+                        for chunk in moved.chunks(spp) {
+                            for f in [&mut a, &mut b] {
+                                let first = f.allocate_program(unit, false).expect("GC room");
+                                for (i, &l) in chunk.iter().enumerate() {
+                                    f.commit(Lpn(l), Ppa(first.0 + i as u32));
+                                }
+                            }
+                        }
+                        a.erase(v);
+                        b.erase(v);
+                    }
+                }
+                if a.can_allocate(unit, true) {
+                    let take: Vec<u32> = buffered.drain(..spp).collect();
+                    for f in [&mut a, &mut b] {
+                        let first = f.allocate_program(unit, true).expect("room");
+                        for (i, &l) in take.iter().enumerate() {
+                            f.commit(Lpn(l), Ppa(first.0 + i as u32));
+                        }
+                    }
+                }
+            }
+            if step % 97 == 0 {
+                same(&a, &b, step);
+            }
+        }
+        same(&a, &b, 3_000);
+        assert!(victims > 20, "GC ran ({victims} victims)");
+        assert!(
+            waited > 2_000,
+            "invalidations waited at {waited} of 3,000 steps"
+        );
     }
 
     #[test]

@@ -254,7 +254,13 @@ pub struct Drive {
     cmds: Vec<DevCmd>,
     /// NVMe Flush commands waiting for the write buffer: (barrier, command).
     flushes: VecDeque<(u32, u32)>,
-    /// Program transactions the dies can still take (PROGRAMS_PER_DIE each, minus queued or running).
+    /// Program transactions the dies can still take (PROGRAMS_PER_DIE each,
+    /// minus queued or running), counted modulo 2^32: the flash scheduler
+    /// can finish several programs in one event, and frees their dies before
+    /// the drive handles each completion, so the first completion's flush
+    /// can start programs on dies whose completions are not yet counted.
+    /// The count then wraps below zero for the rest of that event (found
+    /// by the swarm in a debug build; release builds wrapped silently).
     program_room: u32,
     /// The die of each position in the FTL's striping order (the back
     /// end's scans for a unit to program test its die's load).

@@ -329,7 +329,7 @@ impl Drive {
             owner,
             slc: false,
         };
-        self.program_room -= 1;
+        self.program_room = self.program_room.wrapping_sub(1);
         let d = self.index;
         self.flash
             .submit(now, tx, &mut |tt, e| eq.at(tt, Event::Flash { d, fe: e }));

@@ -91,6 +91,8 @@ pub struct PowerLossEffect {
 impl Ftl {
     /// Keep the durability journal from now on (a power loss is scheduled).
     pub fn track_durability(&mut self) {
+        // The journal's paths read counts and P2L entries directly.
+        self.apply_invalidations();
         if self.durability.is_none() {
             self.durability = Some(Box::default());
         }

@@ -490,7 +490,7 @@ pub(super) fn populate(memory: (usize, usize)) {
 }
 
 #[inline]
-fn prefetch_read<T>(v: &[T], i: usize) {
+pub(super) fn prefetch_read<T>(v: &[T], i: usize) {
     if let Some(x) = v.get(i) {
         prefetch_at(x as *const T);
     }

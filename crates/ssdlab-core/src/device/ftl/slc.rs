@@ -197,6 +197,8 @@ impl Ftl {
     /// Choose the SLC block of `unit` to fold next (fewest valid slots, the
     /// oldest on ties) and mark it a victim.
     pub fn select_fold_victim(&mut self, unit: u32) -> Option<u32> {
+        // Read `valid` directly below.
+        self.apply_invalidations();
         let bpu = self.geo.blocks_per_unit as usize;
         let lo = unit as usize * bpu;
         let mut best: Option<(u32, u64, usize)> = None;
@@ -262,12 +264,21 @@ impl Ftl {
     /// the blocks (O(blocks)); the per-slot mapping updates stay free of
     /// SLC bookkeeping.
     pub fn slc_valid(&self) -> u64 {
-        self.slc_mode
+        let spb = self.geo.slots_per_block;
+        let held: u64 = self
+            .slc_mode
             .iter()
             .zip(&self.valid)
             .filter(|(&slc, _)| slc)
             .map(|(_, &v)| v as u64)
-            .sum()
+            .sum();
+        let waiting = self
+            .pending
+            .slots()
+            .iter()
+            .filter(|&&s| self.slc_mode.get((s / spb) as usize) == Some(&true))
+            .count() as u64;
+        held - waiting
     }
 
     /// Mapping units the SLC cache could take now (free SLC capacity:

@@ -124,7 +124,7 @@ impl Ftl {
     /// written back meanwhile (false).
     pub fn relocate_translation(&mut self, ppa: Ppa, t: u32) -> bool {
         let l = self.lpns as u32 + t;
-        if self.p2l(ppa.0) == l && self.l2p(l) == ppa.0 {
+        if self.holds_latest(ppa.0, l) {
             self.invalidate_slot(ppa.0);
             self.set_l2p(l, IN_BUFFER);
             self.stats.map_pages_moved += 1;

@@ -51,6 +51,8 @@ impl Ftl {
 
     /// Note validity updates from now on (an L-log, once preconditioned).
     pub fn track_validity(&mut self) {
+        // From now on every invalidation is noted as it happens.
+        self.apply_invalidations();
         self.vtrack = self.vpages > 0;
     }
 
