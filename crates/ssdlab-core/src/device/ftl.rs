@@ -485,10 +485,9 @@ impl Ftl {
         if self.pending.is_empty() {
             return;
         }
-        let spb = self.geo.slots_per_block;
         for &old in self.pending.slots() {
             self.p2l.prefetch(old as usize);
-            map::prefetch_read(&self.valid, (old / spb) as usize);
+            map::prefetch_read(&self.valid, self.geo.block_of(Ppa(old)) as usize);
         }
         let slots = self.pending.take();
         for &old in &slots {
