@@ -13,11 +13,12 @@
 //! Nothing can observe the delay. [`super::Ftl::p2l`] reads a slot that
 //! waits here as unmapped, and [`super::Ftl::valid_in`] subtracts a block's
 //! waiting slots from its count; GC's staleness test asks the L2P first,
-//! which never names a waiting slot ([`super::Ftl::holds_latest`]). The FTL applies the batch before anything
-//! reads counts or P2L entries in bulk: before choosing a victim, before an
-//! erase, and before the validity log, the durability journal or block
-//! and hybrid mapping start (they never defer: see
-//! [`super::Ftl::defers_invalidations`]).
+//! which never names a waiting slot ([`super::Ftl::holds_latest`]). The
+//! FTL applies the batch before anything reads counts or P2L entries in
+//! bulk: before choosing a victim, before an erase, and before the
+//! validity log or the durability journal is switched on. Those two, and
+//! block or hybrid mapping (chosen when the drive is built), never defer
+//! ([`super::Ftl::defers_invalidations`]).
 
 /// Invalidations kept back before they are applied together.
 pub(super) const BATCH: usize = 16;

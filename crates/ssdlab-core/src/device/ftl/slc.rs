@@ -264,7 +264,6 @@ impl Ftl {
     /// the blocks (O(blocks)); the per-slot mapping updates stay free of
     /// SLC bookkeeping.
     pub fn slc_valid(&self) -> u64 {
-        let spb = self.geo.slots_per_block;
         let held: u64 = self
             .slc_mode
             .iter()
@@ -276,7 +275,7 @@ impl Ftl {
             .pending
             .slots()
             .iter()
-            .filter(|&&s| self.slc_mode.get((s / spb) as usize) == Some(&true))
+            .filter(|&&s| self.slc_mode[self.geo.block_of(Ppa(s)) as usize])
             .count() as u64;
         held - waiting
     }
