@@ -346,9 +346,9 @@ pub(crate) fn tlp_size(text: &str, what: &str) -> Result<Bytes, String> {
 }
 
 /// Largest number of mapping units addressable with 32-bit physical slot
-/// indices (the top three values are the FTL's markers and its table
+/// indices (the top four values are the FTL's three markers and its table
 /// encoding's spare value).
-pub const MAX_SLOTS: u64 = u32::MAX as u64 - 2;
+pub const MAX_SLOTS: u64 = u32::MAX as u64 - 3;
 
 impl DeviceFile {
     /// Parse TOML text; `source` names the file in error messages.

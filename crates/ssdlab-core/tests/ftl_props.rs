@@ -1,14 +1,15 @@
 //! Property tests of the FTL against a shadow model: after any sequence of
 //! writes, overwrites, TRIMs, flushes and garbage collection on random small
 //! geometries and victim policies, every LBA reads back its latest version,
-//! free-page accounting balances and WAF = programmed / host-written.
+//! free-page accounting balances and WAF = programmed / host-written; and
+//! the FTL knows which buffered LPNs hold a GC copy as their latest version.
 
 use proptest::prelude::*;
 use ssdlab_core::config::{logical_units, DeviceFile};
 use ssdlab_core::ftl::{Ftl, Mapping};
 use ssdlab_core::nand::Geometry;
 use ssdlab_core::units::{Lpn, Ppa};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -98,6 +99,9 @@ struct Model {
     buf: BTreeMap<u32, u64>,
     flash: HashMap<u32, (u32, u64)>,
     latest: HashMap<u32, Option<u64>>,
+    /// Buffered LPNs whose latest version is a GC copy (no host write or
+    /// trim since it was relocated).
+    gc_copies: HashSet<u32>,
     version: u64,
     cursor: usize,
 }
@@ -112,6 +116,7 @@ impl Model {
             assert_eq!(l, lpn.0, "P2L disagrees with what was programmed");
             if self.ftl.relocate_to_buffer(ppa, lpn) {
                 self.buf.insert(l, v);
+                self.gc_copies.insert(l);
             }
         }
         assert_eq!(self.ftl.valid_count(victim), 0);
@@ -144,6 +149,7 @@ impl Model {
                         self.buf.iter().take(spp).map(|(&l, &v)| (l, v)).collect();
                     for (i, (l, v)) in take.into_iter().enumerate() {
                         self.buf.remove(&l);
+                        self.gc_copies.remove(&l);
                         let p = first.0 + i as u32;
                         self.ftl.commit(Lpn(l), Ppa(p));
                         self.flash.insert(p, (l, v));
@@ -177,12 +183,13 @@ proptest! {
     fn every_lba_reads_back_its_latest_version(g in geo_strategy(), ops in prop::collection::vec((0u8..10, any::<u32>()), 200..3000)) {
         let ftl = build(&g);
         let n = ftl.logical_units() as u32;
-        let mut m = Model { ftl, buf: BTreeMap::new(), flash: HashMap::new(), latest: HashMap::new(), version: 0, cursor: 0 };
+        let mut m = Model { ftl, buf: BTreeMap::new(), flash: HashMap::new(), latest: HashMap::new(), gc_copies: HashSet::new(), version: 0, cursor: 0 };
         for (kind, x) in ops {
             let op = match kind { 0 => Op::Trim(x % n), 1..=2 => Op::Flush, _ => Op::Write(x % n) };
             match op {
                 Op::Write(l) => {
                     m.version += 1;
+                    m.gc_copies.remove(&l);
                     m.ftl.write_to_buffer(Lpn(l));
                     m.buf.insert(l, m.version);
                     m.latest.insert(l, Some(m.version));
@@ -190,17 +197,22 @@ proptest! {
                 Op::Trim(l) => {
                     m.ftl.trim(Lpn(l));
                     m.buf.remove(&l);
+                    m.gc_copies.remove(&l);
                     m.latest.insert(l, None);
                 }
                 Op::Flush => m.flush(),
             }
             // Writing far more than the buffer holds keeps GC busy.
             if m.buf.len() > 64 { m.flush(); }
+            for (&l, _) in m.buf.iter().take(8) {
+                prop_assert_eq!(m.ftl.gc_copy_is_latest(Lpn(l)), m.gc_copies.contains(&l), "lpn {}", l);
+            }
         }
         // Then overwrite a hot half of the space four times over, so every case runs GC.
         for round in 0..4u32 {
             for l in (0..n).filter(|l| (l ^ round) % 2 == 0) {
                 m.version += 1;
+                m.gc_copies.remove(&l);
                 m.ftl.write_to_buffer(Lpn(l));
                 m.buf.insert(l, m.version);
                 m.latest.insert(l, Some(m.version));
@@ -208,6 +220,9 @@ proptest! {
             }
         }
         prop_assert!(m.ftl.stats.gc_runs > 0, "the sequence must exercise GC");
+        for l in 0..n {
+            prop_assert_eq!(m.ftl.gc_copy_is_latest(Lpn(l)), m.gc_copies.contains(&l), "lpn {}", l);
+        }
         prop_assert!(m.ftl.check_invariants().is_ok(), "{:?}", m.ftl.check_invariants());
         for l in 0..n {
             let want = m.latest.get(&l).copied().flatten();

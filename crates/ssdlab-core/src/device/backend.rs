@@ -10,7 +10,6 @@ use super::{
 };
 use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
-use crate::device::ftl::Mapping;
 use crate::engine::EventQueue;
 use crate::events::Event;
 use crate::fabric::Fabric;
@@ -129,13 +128,25 @@ impl Drive {
         for l in self.cache.gc_staged(u, spp) {
             self.ftl.prefetch(Lpn(l));
         }
+        // The FTL's "GC copy is the latest" is the buffer's old test: mapped
+        // to the buffer and no dirty host version there.
+        #[cfg(debug_assertions)]
+        for l in self.cache.gc_staged(u, usize::MAX) {
+            let old_test = self.ftl.lookup(Lpn(l)) == crate::device::ftl::Mapping::InBuffer
+                && !self.cache.has_dirty_host(l);
+            debug_assert_eq!(
+                self.ftl.gc_copy_is_latest(Lpn(l)),
+                old_test,
+                "GC copy of {l}"
+            );
+        }
         let ftl = &self.ftl;
         let gc = self.cache.take_for_program(
             u,
             spp,
             host,
             pid,
-            |l| ftl.lookup(Lpn(l)) == Mapping::InBuffer,
+            |l| ftl.gc_copy_is_latest(Lpn(l)),
             &mut lpns,
         );
         self.ftl.stats.relocated_programmed += gc as u64;

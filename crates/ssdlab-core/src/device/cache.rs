@@ -471,8 +471,6 @@ impl DataCache {
         self.gc_total
     }
 
-    /// Is a host version of `lpn` dirty in the buffer (not yet being programmed)?
-    #[inline]
     /// What a power-loss flush programs, in the order the firmware takes
     /// it: the GC copies staged per unit (unit by unit; a copy whose unit
     /// has a newer dirty host version is left out, as a program would),
@@ -491,7 +489,9 @@ impl DataCache {
         out
     }
 
-    fn has_dirty_host(&self, lpn: u32) -> bool {
+    /// Is a host version of `lpn` dirty in the buffer (not yet being programmed)?
+    #[inline]
+    pub(crate) fn has_dirty_host(&self, lpn: u32) -> bool {
         !self.index.is_empty()
             && self
                 .index
@@ -500,8 +500,9 @@ impl DataCache {
     }
 
     /// Take up to `n` entries for a program on `unit`: that unit's staged GC
-    /// data first (dropping entries that are no longer the latest version;
-    /// `in_buffer(lpn)` is the FTL's view), then, if `host`, the oldest host
+    /// data first (dropping copies that are no longer the latest version:
+    /// `latest(lpn)` is the FTL's view, false once a host write or a trim
+    /// of the LPN came after the copy), then, if `host`, the oldest host
     /// data. Appends LPNs to `out` and returns how many came from GC.
     pub fn take_for_program(
         &mut self,
@@ -509,7 +510,7 @@ impl DataCache {
         n: usize,
         host: bool,
         prog: u32,
-        in_buffer: impl Fn(u32) -> bool,
+        latest: impl Fn(u32) -> bool,
         out: &mut Vec<u32>,
     ) -> usize {
         while out.len() < n {
@@ -517,7 +518,7 @@ impl DataCache {
                 break;
             };
             self.gc_total -= 1;
-            if in_buffer(l) && !self.has_dirty_host(l) && !out.contains(&l) {
+            if latest(l) && !out.contains(&l) {
                 out.push(l);
             }
         }
@@ -776,7 +777,7 @@ mod tests {
         c.insert_gc(9, 1);
         c.insert_gc(8, 0);
         c.insert_gc(5, 0); // stale: a newer host version of 5 is dirty
-        c.insert_gc(4, 0); // stale: the FTL no longer maps 4 to the buffer
+        c.insert_gc(4, 0); // stale: trimmed
         let mut out = Vec::new();
         assert_eq!(c.take_for_program(1, 1, true, 7, |_| true, &mut out), 1);
         assert_eq!(out, vec![9]);
@@ -786,7 +787,8 @@ mod tests {
             out.is_empty(),
             "GC data of unit 0 never goes to unit 1; host data not asked for"
         );
-        assert_eq!(c.take_for_program(0, 3, true, 7, |l| l != 4, &mut out), 1);
+        // The FTL's view: the copies of 4 and 5 are not the latest.
+        assert_eq!(c.take_for_program(0, 3, true, 7, |l| l == 8, &mut out), 1);
         assert_eq!(out, vec![8, 5]);
         assert_eq!(c.dirty_gc_total(), 0);
     }

@@ -41,8 +41,28 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 pub use stats::FtlStats;
 
-/// L2P marker: the latest version of the LPN is in the controller's DRAM buffer.
+/// L2P marker: the latest version of the LPN is host data in the
+/// controller's DRAM buffer.
 pub const IN_BUFFER: u32 = u32::MAX - 1;
+
+/// L2P marker: the latest version of the LPN is a GC copy staged in the
+/// DRAM buffer (read out of its victim, not yet programmed). A host write
+/// of the LPN turns it into [`IN_BUFFER`], so a staged copy is the latest
+/// exactly while its LPN still reads `IN_GC` ([`Ftl::gc_copy_is_latest`]),
+/// and the buffer need not look its LPN up to find a newer host version.
+const IN_GC: u32 = u32::MAX - 2;
+
+/// Is the L2P value a flash slot (not a marker)?
+#[inline(always)]
+fn on_flash(v: u32) -> bool {
+    v < IN_GC
+}
+
+/// Is the L2P value "in the DRAM buffer" (host data or a GC copy)?
+#[inline(always)]
+fn buffered(v: u32) -> bool {
+    v == IN_BUFFER || v == IN_GC
+}
 
 /// Where an LPN's latest data lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,11 +473,22 @@ impl Ftl {
     /// Where `lpn` lives.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Mapping {
-        match self.l2p(lpn.0) {
-            UNMAPPED => Mapping::Unmapped,
-            IN_BUFFER => Mapping::InBuffer,
-            p => Mapping::Flash(Ppa(p)),
+        let v = self.l2p(lpn.0);
+        if on_flash(v) {
+            Mapping::Flash(Ppa(v))
+        } else if v == UNMAPPED {
+            Mapping::Unmapped
+        } else {
+            Mapping::InBuffer
         }
+    }
+
+    /// Is the GC copy of `lpn` staged in the buffer its latest version (no
+    /// host write of it since the copy was read, no trim)? A stale staged
+    /// copy is dropped when its program is assembled.
+    #[inline(always)]
+    pub fn gc_copy_is_latest(&self, lpn: Lpn) -> bool {
+        self.l2p(lpn.0) == IN_GC
     }
 
     #[inline]
@@ -514,7 +545,7 @@ impl Ftl {
         if self.durability.is_some() {
             self.journal_new_version(lpn.0, old, true);
         }
-        if old < IN_BUFFER {
+        if on_flash(old) {
             if self.defers_invalidations() {
                 if self.pending.push(old) {
                     self.apply_invalidations();
@@ -532,7 +563,7 @@ impl Ftl {
     /// (dirty, being programmed or clean). Returns true if the latest version was in the buffer.
     pub fn trim(&mut self, lpn: Lpn) -> bool {
         let old = self.l2p(lpn.0);
-        if old < IN_BUFFER {
+        if on_flash(old) {
             self.invalidate_slot(old);
         }
         self.mapped -= (old != UNMAPPED) as u64;
@@ -544,7 +575,7 @@ impl Ftl {
         if self.durability.is_some() {
             self.journal_trim(lpn.0);
         }
-        old == IN_BUFFER
+        buffered(old)
     }
 
     /// One line on a unit's blocks, for a stall report: free, active,
@@ -717,7 +748,7 @@ impl Ftl {
     #[inline]
     pub fn commit(&mut self, lpn: Lpn, ppa: Ppa) {
         let old = self.l2p(lpn.0);
-        if old < IN_BUFFER {
+        if on_flash(old) {
             // The same LPN twice in one program unit: the earlier copy is stale.
             self.invalidate_slot(old);
         }
@@ -908,7 +939,7 @@ impl Ftl {
                 self.journal_new_version(lpn.0, ppa.0, false);
             }
             self.invalidate_slot(ppa.0);
-            self.set_l2p(lpn.0, IN_BUFFER);
+            self.set_l2p(lpn.0, IN_GC);
             if self.is_slc(ppa) {
                 self.stats.fold_slots_moved += 1;
             } else {
@@ -1051,7 +1082,7 @@ impl Ftl {
         }
         for lpn in 0..self.l2p.len() {
             let p = self.l2p(lpn as u32);
-            if p < IN_BUFFER && self.p2l(p) != lpn as u32 {
+            if on_flash(p) && self.p2l(p) != lpn as u32 {
                 return Err(format!("l2p[{lpn}] = {p} but p2l[{p}] = {}", self.p2l(p)));
             }
         }

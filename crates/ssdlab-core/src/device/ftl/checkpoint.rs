@@ -13,7 +13,7 @@
 //! is on flash (the drive boots with its full map), then scans only the
 //! blocks closed since the checkpoint began and the open ones.
 
-use super::{Ftl, IN_BUFFER};
+use super::{on_flash, Ftl};
 use crate::units::Time;
 
 impl Ftl {
@@ -67,7 +67,7 @@ impl Ftl {
         let row = (self.geo.planes_per_unit * self.geo.slots_per_page).max(1);
         let mut slots: Vec<u32> = (first..self.tpages + self.crec)
             .map(|t| self.l2p(self.lpns as u32 + t))
-            .filter(|&p| p < IN_BUFFER)
+            .filter(|&p| on_flash(p))
             .collect();
         slots.sort_unstable();
         let mut last_row = u32::MAX;

@@ -22,7 +22,7 @@
 //! from the scan, and the pages it rebuilt stay dirty in DRAM.
 
 use super::map::UNMAPPED;
-use super::{BlockState, Ftl, IN_BUFFER};
+use super::{buffered, on_flash, BlockState, Ftl, IN_BUFFER};
 use crate::device::cache::LpnHasher;
 use crate::units::{Lpn, Ppa};
 use std::collections::HashMap;
@@ -117,7 +117,7 @@ impl Ftl {
             return;
         }
         let seq = self.seq;
-        let erases = if old < IN_BUFFER {
+        let erases = if on_flash(old) {
             self.erase_count[(old / self.geo.slots_per_block) as usize]
         } else {
             0
@@ -130,9 +130,9 @@ impl Ftl {
             .and_modify(|e| e.host |= host)
             .or_insert(Entry {
                 // With no entry the latest version is durable: at `old`,
-                // or nowhere (unmapped). `IN_BUFFER` without an entry
+                // or nowhere (unmapped). In the buffer without an entry
                 // cannot happen; treat it as no version.
-                slot: if old < IN_BUFFER { old } else { UNMAPPED },
+                slot: if on_flash(old) { old } else { UNMAPPED },
                 erases,
                 seq,
                 host,
@@ -263,7 +263,7 @@ impl Ftl {
             .filter(|(_, e)| e.host)
             .filter_map(|(&l, _)| {
                 let cur = self.l2p(l);
-                (cur < IN_BUFFER).then(|| (d.planned.get(&cur).map_or(0, |p| p.1), l))
+                on_flash(cur).then(|| (d.planned.get(&cur).map_or(0, |p| p.1), l))
             })
             .collect();
         host.sort_unstable();
@@ -289,7 +289,7 @@ impl Ftl {
         self.durability.as_ref().map_or(0, |d| {
             d.entries
                 .iter()
-                .filter(|(&l, e)| e.host && self.l2p(l) < IN_BUFFER)
+                .filter(|(&l, e)| e.host && on_flash(self.l2p(l)))
                 .count() as u64
         })
     }
@@ -347,7 +347,7 @@ impl Ftl {
         // unit's durable version still is).
         for &(lpn, _) in &sorted {
             let cur = self.l2p(lpn);
-            if cur < IN_BUFFER {
+            if on_flash(cur) {
                 self.invalidate_slot(cur);
             }
         }
@@ -355,12 +355,12 @@ impl Ftl {
         for (lpn, e) in sorted {
             let cur = self.l2p(lpn);
             let b = (e.slot / spb) as usize;
-            let unerased_here = if e.slot < IN_BUFFER {
+            let unerased_here = if on_flash(e.slot) {
                 unerased.iter().filter(|&&x| x as usize == b).count() as u32
             } else {
                 0
             };
-            let intact = e.slot < IN_BUFFER
+            let intact = on_flash(e.slot)
                 && self.erase_count[b] == e.erases
                 && !erasing.contains(&(b as u32))
                 && self.p2l(e.slot) == UNMAPPED
@@ -524,7 +524,7 @@ impl Ftl {
         let mut seen: std::collections::HashSet<u32, BuildHasherDefault<LpnHasher>> =
             Default::default();
         for &l in saved {
-            if (l as u64) < self.lpns && self.l2p(l) == IN_BUFFER && seen.insert(l) {
+            if (l as u64) < self.lpns && buffered(self.l2p(l)) && seen.insert(l) {
                 data.push(Lpn(l));
             }
         }
@@ -536,7 +536,7 @@ impl Ftl {
         // Metadata pages (translation pages, checkpoint records, validity
         // and directory pages) that were waiting in DRAM.
         let meta: Vec<u32> = (self.lpns as u32..self.l2p.len() as u32)
-            .filter(|&l| self.l2p(l) == IN_BUFFER)
+            .filter(|&l| buffered(self.l2p(l)))
             .collect();
         for &l in &meta {
             let unit = self.next_unit_functional();
@@ -568,7 +568,7 @@ impl Ftl {
             .iter()
             .map(|l| l.0)
             .chain(meta.iter().copied())
-            .filter(|&l| self.l2p(l) == IN_BUFFER)
+            .filter(|&l| buffered(self.l2p(l)))
             .count();
         if left > 0 {
             return Err(format!(

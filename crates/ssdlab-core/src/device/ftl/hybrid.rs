@@ -46,7 +46,7 @@ mod steady;
 pub use checkpoint::{hybrid_checkpoint_reserve, hybrid_checkpoint_size};
 
 use super::map::SeqFill;
-use super::{BlockState, Ftl, IN_BUFFER};
+use super::{buffered, on_flash, BlockState, Ftl};
 use crate::config::MappingScheme;
 use crate::nand::Geometry;
 use crate::units::{Lpn, Ppa};
@@ -359,7 +359,7 @@ impl Ftl {
         let mut i = 0;
         while i < order.len() {
             let (lbn, place, lpn) = order[i];
-            if self.l2p(lpn) != IN_BUFFER {
+            if !buffered(self.l2p(lpn)) {
                 // Trimmed since it was taken for this group.
                 i += 1;
                 continue;
@@ -714,7 +714,7 @@ impl Ftl {
                 break;
             };
             let p = self.l2p(lpn);
-            if p < IN_BUFFER {
+            if on_flash(p) {
                 reads.push(Ppa(p));
                 self.hybrid_move(lpn, p, lbid * spb + place);
                 let pu = place / spp * spp;
@@ -789,7 +789,7 @@ impl Ftl {
             let written = if h.peek().is_some_and(|&&(p, _)| p == place) {
                 let (_, l) = *h.next().expect("peeked");
                 // Host data: in the buffer (unless trimmed meanwhile).
-                if self.l2p(l) == IN_BUFFER {
+                if buffered(self.l2p(l)) {
                     self.commit(Lpn(l), Ppa(new));
                     self.note_planned(new, l);
                     host_slots += 1;
@@ -799,7 +799,7 @@ impl Ftl {
                 }
             } else {
                 let p = self.l2p(lpn);
-                if p < IN_BUFFER {
+                if on_flash(p) {
                     reads.push(Ppa(p));
                     self.hybrid_move(lpn, p, new);
                     true
@@ -987,7 +987,7 @@ impl Ftl {
         }
         for lpn in 0..self.lpns as u32 {
             let p = self.l2p(lpn);
-            if p >= IN_BUFFER {
+            if !on_flash(p) {
                 continue;
             }
             let (u, lbn, place) = self.hybrid_locate(lpn);

@@ -28,8 +28,9 @@ use std::hash::BuildHasherDefault;
 pub(super) const UNMAPPED: u32 = u32::MAX;
 
 /// The one value neither table holds: slot indices and LPNs stay below it
-/// (`config::MAX_SLOTS`), and the markers (`IN_BUFFER`, `UNMAPPED`) above.
-const SPARE: u32 = u32::MAX - 2;
+/// (`config::MAX_SLOTS`), and the markers (`IN_GC`, `IN_BUFFER`,
+/// `UNMAPPED`) above.
+const SPARE: u32 = u32::MAX - 3;
 
 /// Sets entries of a [`Table`] from several threads, each entry from at
 /// most one (the scaled steady state writes both tables through a

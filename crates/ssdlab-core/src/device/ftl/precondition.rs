@@ -4,7 +4,7 @@
 
 use super::map::SeqFill;
 use super::mapcache::{Access, MapCache};
-use super::{BlockState, Ftl, IN_BUFFER};
+use super::{buffered, on_flash, BlockState, Ftl, IN_BUFFER};
 use crate::units::{Lpn, Ppa};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -112,7 +112,7 @@ impl Ftl {
             }
             if let Some(first) = self.allocate_program(u, false) {
                 for (i, &l) in rest.iter().enumerate() {
-                    if self.l2p(l.0) == IN_BUFFER {
+                    if buffered(self.l2p(l.0)) {
                         self.commit(l, Ppa(first.0 + i as u32));
                     }
                 }
@@ -131,7 +131,7 @@ impl Ftl {
         }
         for &l in lpns {
             let old = self.l2p(l.0);
-            if old < IN_BUFFER {
+            if on_flash(old) {
                 self.p2l.prefetch(old as usize);
             }
         }
@@ -139,7 +139,7 @@ impl Ftl {
             // As write_to_buffer, without counting mapped units: the fill
             // maps every one (see fill_sequential).
             let old = self.l2p(l.0);
-            if old < IN_BUFFER {
+            if on_flash(old) {
                 self.invalidate_slot(old);
             }
             self.set_l2p(l.0, IN_BUFFER);

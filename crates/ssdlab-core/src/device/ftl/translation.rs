@@ -6,7 +6,7 @@
 //! hold few valid pages); their valid pages go back to the controller's
 //! translation write queue, not into a data block.
 
-use super::{Ftl, Mapping, IN_BUFFER};
+use super::{buffered, on_flash, Ftl, Mapping, IN_BUFFER};
 use crate::units::{Lpn, Ppa};
 
 impl Ftl {
@@ -98,7 +98,7 @@ impl Ftl {
     #[inline]
     pub fn prefetch_translation_slot(&self, t: u32) {
         let old = self.l2p(self.lpns as u32 + t);
-        if old < IN_BUFFER {
+        if on_flash(old) {
             self.p2l.prefetch(old as usize);
         }
     }
@@ -109,10 +109,10 @@ impl Ftl {
     pub fn translation_to_buffer(&mut self, t: u32) -> bool {
         let l = self.lpns as u32 + t;
         let old = self.l2p(l);
-        if old == IN_BUFFER {
+        if buffered(old) {
             return false;
         }
-        if old < IN_BUFFER {
+        if on_flash(old) {
             self.invalidate_slot(old);
         }
         self.set_l2p(l, IN_BUFFER);

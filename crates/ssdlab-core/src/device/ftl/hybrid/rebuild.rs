@@ -31,7 +31,7 @@
 
 use super::{HybridStep, Pick, NONE};
 use crate::device::ftl::map::UNMAPPED;
-use crate::device::ftl::{BlockState, Ftl, IN_BUFFER};
+use crate::device::ftl::{buffered, on_flash, BlockState, Ftl};
 
 impl Ftl {
     /// Rebuild the block map from the recovered mapping (see the module
@@ -123,7 +123,7 @@ impl Ftl {
                         break;
                     };
                     let p = self.l2p(lpn);
-                    if p == IN_BUFFER {
+                    if buffered(p) {
                         pending.push(lpn);
                         continue;
                     }
@@ -183,7 +183,7 @@ impl Ftl {
                     let Some(lpn) = self.hybrid_lpn_at(unit, lbn, place) else {
                         break;
                     };
-                    if self.l2p(lpn) < IN_BUFFER {
+                    if on_flash(self.l2p(lpn)) {
                         self.write_to_buffer(crate::units::Lpn(lpn));
                         lpns.push(lpn);
                     }
