@@ -179,9 +179,7 @@ impl Drive {
             self.prog_at.resize(pid as usize + 1, None);
         }
         self.prog_at[pid as usize] = Some((first, self.ftl.commit_seq()));
-        for (i, &l) in lpns.iter().enumerate() {
-            self.ftl.commit(Lpn(l), Ppa(first.0 + i as u32));
-        }
+        self.ftl.commit_unit(&lpns, first);
         if self.versions.is_some() {
             self.store_program_issued(first, &lpns);
         }

@@ -20,7 +20,7 @@
 pub(crate) mod config;
 
 use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
-use crate::units::{Time, TransferTable};
+use crate::units::{FastDiv, Time, TransferTable};
 use std::collections::VecDeque;
 
 /// A flash transaction.
@@ -281,6 +281,10 @@ pub struct FlashScheduler {
     erase_suspend: bool,
     cache_read: bool,
     dies_per_channel: u32,
+    /// Division by `dies_per_channel` by multiplication: a die's channel
+    /// is asked at every transaction's start and end (a division there
+    /// was about 1 % of a random read's time: docs/performance.md).
+    per_channel: FastDiv,
     bus_bw: TransferTable,
     t_cmd: Time,
     t_suspend: Time,
@@ -328,6 +332,7 @@ impl FlashScheduler {
             erase_suspend: f.erase_suspend,
             cache_read: n.cache_read,
             dies_per_channel: n.dies_per_channel(),
+            per_channel: FastDiv::new(n.dies_per_channel()),
             bus_bw: TransferTable::new(n.bus_bandwidth),
             t_cmd: n.t_cmd,
             t_suspend: n.t_suspend,
@@ -416,10 +421,16 @@ impl FlashScheduler {
         }
     }
 
+    /// The channel of `die`.
+    #[inline(always)]
+    fn channel_of(&self, die: u32) -> usize {
+        self.per_channel.quotient(die) as usize
+    }
+
     fn kick(&mut self, now: Time, die: u32, sched: &mut impl FnMut(Time, FlashEvent)) {
         match self.model {
             ExecutionModel::Sequential => {
-                let ch = (die / self.dies_per_channel) as usize;
+                let ch = self.channel_of(die);
                 if self.channels[ch].running {
                     return;
                 }
@@ -488,7 +499,7 @@ impl FlashScheduler {
         }
         let Some(r) = d.first_queued() else {
             if self.model == ExecutionModel::Sequential {
-                let ch = (die / self.dies_per_channel) as usize;
+                let ch = self.channel_of(die);
                 self.channels[ch].running = false;
             }
             return;
@@ -508,7 +519,7 @@ impl FlashScheduler {
         sched: &mut impl FnMut(Time, FlashEvent),
     ) {
         let t = self.txns[tid as usize];
-        let ch = (die / self.dies_per_channel) as usize;
+        let ch = self.channel_of(die);
         self.dies[die as usize].set_array(tid, Time::MAX);
         if self.model == ExecutionModel::Interleaved {
             self.orders[ch].push_back((tid, false));
@@ -662,7 +673,7 @@ impl FlashScheduler {
                 }
                 let Some((tid, _)) = d.array() else { return };
                 let t = self.txns[tid as usize];
-                let ch = (die / self.dies_per_channel) as usize;
+                let ch = self.channel_of(die);
                 if t.kind == OpKind::Read {
                     let d = &mut self.dies[die as usize];
                     d.array = NIL;
@@ -736,7 +747,7 @@ impl FlashScheduler {
             }
             OpKind::Erase => self.stats.erases += 1,
         }
-        let ch = (die / self.dies_per_channel) as usize;
+        let ch = self.channel_of(die);
         if self.model == ExecutionModel::Interleaved {
             if let Some(e) = self.orders[ch].iter_mut().find(|(i, _)| *i == tid) {
                 e.1 = true;

@@ -747,6 +747,20 @@ impl Ftl {
     /// Map `lpn` (whose latest version is in the buffer) to a freshly allocated slot.
     #[inline]
     pub fn commit(&mut self, lpn: Lpn, ppa: Ppa) {
+        self.commit_one(lpn, ppa)
+    }
+
+    /// Map a program unit's LPNs, in order, to the consecutive slots from
+    /// `first`, each as [`Ftl::commit`] (one call per program, the loop's
+    /// body inlined: a call per slot cost about a fifth of the commit).
+    pub fn commit_unit(&mut self, lpns: &[u32], first: Ppa) {
+        for (i, &l) in lpns.iter().enumerate() {
+            self.commit_one(Lpn(l), Ppa(first.0 + i as u32));
+        }
+    }
+
+    #[inline(always)]
+    fn commit_one(&mut self, lpn: Lpn, ppa: Ppa) {
         let old = self.l2p(lpn.0);
         if on_flash(old) {
             // The same LPN twice in one program unit: the earlier copy is stale.

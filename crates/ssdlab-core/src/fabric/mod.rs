@@ -786,7 +786,7 @@ impl Fabric {
             return self.links[self.paths[port][0].link].device_read(self.clock, now, bytes);
         }
         let at_host = self.book(port, Kind::Request, 0, now, 0, bytes, |l| {
-            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+            let reqs = l.config().read_requests(bytes);
             l.request_time(reqs)
         });
         self.book(port, Kind::Fetch, 0, at_host, bytes, bytes, |l| {
@@ -847,7 +847,7 @@ impl Fabric {
             return memo.get().1;
         }
         let req = self.idle(&self.up[port], 0, |l| {
-            let reqs = bytes.div_ceil(l.config().max_read_request.0).max(1);
+            let reqs = l.config().read_requests(bytes);
             l.request_time(reqs)
         });
         let t = req + self.idle(&self.down[port], bytes, |l| l.payload_time(bytes));

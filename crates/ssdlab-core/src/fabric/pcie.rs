@@ -170,7 +170,7 @@ impl Link {
     /// Time of a [`Link::device_read`] of `bytes` on an idle link.
     #[inline]
     pub fn device_read_time(&self, bytes: u64) -> Time {
-        let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
+        let reqs = self.cfg.read_requests(bytes);
         self.request_time(reqs) + self.payload_time(bytes) + self.cfg.latency.times(2)
     }
 
@@ -188,7 +188,7 @@ impl Link {
     /// with data come down. Returns when all data is in the device.
     #[inline]
     pub fn device_read(&mut self, clock: Time, now: Time, bytes: u64) -> Time {
-        let reqs = bytes.div_ceil(self.cfg.max_read_request.0).max(1);
+        let reqs = self.cfg.read_requests(bytes);
         let (_, req_end) = self.reserve(Dir::Up, clock, now, self.request_time(reqs), 0);
         // The host's completions start one latency after the first request reaches it.
         let first_at_host = req_end + self.cfg.latency;
@@ -375,5 +375,23 @@ mod tests {
         d.pcie.tlp_overhead = crate::units::Bytes(0);
         let l = Link::new(&d.pcie);
         assert_eq!(l.payload_time(250), Time::ns(1000));
+    }
+
+    /// Read requests by shift count what a division counts, for every
+    /// request size the configuration accepts (and one it does not).
+    #[test]
+    fn read_requests_match_division() {
+        let mut d = Device::preset("pm9a3-960g").unwrap();
+        for m in [128u64, 256, 512, 1024, 2048, 4096, 384] {
+            d.pcie.max_read_request = crate::units::Bytes(m);
+            for bytes in (0u64..20_000).chain([1 << 20, (2 << 20) + 1]) {
+                let want = bytes.div_ceil(m).max(1);
+                assert_eq!(
+                    d.pcie.read_requests(bytes),
+                    want,
+                    "{m} B requests, {bytes} B"
+                );
+            }
+        }
     }
 }
