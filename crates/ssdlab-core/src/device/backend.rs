@@ -5,8 +5,9 @@
 pub(crate) mod config;
 
 use super::{
-    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, TAG_ERASE, TAG_GCREAD, TAG_HCKPT, TAG_HREAD,
-    TAG_HYB, TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW, TAG_SHIFT,
+    Drive, GcJob, GC_READS_INFLIGHT, PROGRAMS_PER_DIE, ROOM_BY_STRIPE, ROOM_BY_UNIT, TAG_ERASE,
+    TAG_GCREAD, TAG_HCKPT, TAG_HREAD, TAG_HYB, TAG_MAPPROG, TAG_MAPREAD, TAG_PROG, TAG_RMW,
+    TAG_SHIFT,
 };
 use crate::config::{OpKind, SlcWhenFull};
 use crate::device::flash::Txn;
@@ -14,6 +15,11 @@ use crate::engine::EventQueue;
 use crate::events::Event;
 use crate::fabric::Fabric;
 use crate::units::{Lpn, Ppa, Time};
+
+#[cold]
+fn unreachable_room() -> ! {
+    unreachable!("a drive keeps its dies' program room marked from its construction on")
+}
 
 #[cold]
 fn unreachable_program(unit: u32) {
@@ -40,8 +46,14 @@ impl Drive {
             self.flush_translations(now, eq);
         }
         let spp = self.geo.slots_per_program;
+        debug_assert!(self.write_room_is_current());
         if self.cache.dirty_gc_total() >= spp {
-            for u in 0..self.geo.units {
+            // Unit by unit, those whose die has program room (the flash
+            // scheduler keeps them marked; testing every unit cost a
+            // mispredicted branch on most).
+            let mut next = self.next_room(ROOM_BY_UNIT, 0);
+            while let Some(u) = next {
+                let u = u as u32;
                 while self.cache.dirty_gc(u) >= spp
                     && self.flash.die_load(self.geo.die_of_unit(u), OpKind::Write)
                         < PROGRAMS_PER_DIE
@@ -49,6 +61,7 @@ impl Drive {
                 {
                     self.program(now, u, false, eq);
                 }
+                next = self.next_room(ROOM_BY_UNIT, u as usize + 1);
             }
         }
         if self.hold_erase && self.cache.dirty_gc_total() > 0 {
@@ -66,26 +79,15 @@ impl Drive {
                 return;
             }
             // The next unit in striping order whose die has program room
-            // (tested first: it is the usual reason to pass a unit over),
-            // enough data for it and a block to program.
+            // (the usual reason to pass a unit over: only the positions
+            // the flash scheduler marks are visited), enough data for it
+            // and a block to program.
             let n = self.stripe_dies.len();
-            let mut pos = *self.ftl.stripe_cursor() % n;
-            let mut chosen = None;
-            for _ in 0..n {
-                if self.flash.die_load(self.stripe_dies[pos], OpKind::Write) < PROGRAMS_PER_DIE {
-                    let u = self.ftl.stripe()[pos];
-                    if (force || self.cache.dirty_host() + self.cache.dirty_gc(u) >= spp)
-                        && self.ftl.can_allocate(u, true)
-                    {
-                        chosen = Some((pos, u));
-                        break;
-                    }
-                }
-                pos += 1;
-                if pos == n {
-                    pos = 0;
-                }
-            }
+            let start = *self.ftl.stripe_cursor() % n;
+            let chosen = self.stripe_with_room(start, |d, u| {
+                (force || d.cache.dirty_host() + d.cache.dirty_gc(u) >= spp)
+                    && d.ftl.can_allocate(u, true)
+            });
             let Some((pos, u)) = chosen else {
                 if self.ftl.has_slc() && self.dev.ftl.slc_when_full == SlcWhenFull::Fold {
                     // Host data waits for SLC room: fold where it is full.
@@ -100,6 +102,58 @@ impl Drive {
             *self.ftl.stripe_cursor() = (pos + 1) % n;
             self.program(now, u, true, eq);
         }
+    }
+
+    /// The first index of the flash scheduler's room view `view` from
+    /// `from` on whose die can take another program.
+    #[inline(always)]
+    pub(super) fn next_room(&self, view: usize, from: usize) -> Option<usize> {
+        match self.flash.write_room() {
+            Some(r) => r.next(view, from),
+            None => unreachable_room(),
+        }
+    }
+
+    /// The first stripe position from `start` on, wrapping, whose die can
+    /// take another program and whose unit passes `ok`: (position, unit).
+    /// Only the positions the flash scheduler marks are visited, in the
+    /// order a walk of every position from `start` would reach them.
+    #[inline]
+    pub(super) fn stripe_with_room(
+        &self,
+        start: usize,
+        ok: impl Fn(&Drive, u32) -> bool,
+    ) -> Option<(usize, u32)> {
+        let mut next = self.next_room(ROOM_BY_STRIPE, start);
+        let mut wrapped = false;
+        loop {
+            let pos = match next {
+                Some(p) if !wrapped || p < start => p,
+                _ if !wrapped => {
+                    wrapped = true;
+                    next = self.next_room(ROOM_BY_STRIPE, 0);
+                    continue;
+                }
+                _ => return None,
+            };
+            let u = self.ftl.stripe()[pos];
+            if ok(self, u) {
+                return Some((pos, u));
+            }
+            next = self.next_room(ROOM_BY_STRIPE, pos + 1);
+        }
+    }
+
+    /// Debug builds: the scheduler's room marks agree with the dies' loads.
+    fn write_room_is_current(&self) -> bool {
+        let Some(r) = self.flash.write_room() else {
+            return false;
+        };
+        let room = |die: u32| self.flash.die_load(die, OpKind::Write) < PROGRAMS_PER_DIE;
+        (0..self.geo.units)
+            .all(|u| r.has(ROOM_BY_UNIT, u as usize) == room(self.geo.die_of_unit(u)))
+            && (0..self.stripe_dies.len())
+                .all(|p| r.has(ROOM_BY_STRIPE, p) == room(self.stripe_dies[p]))
     }
 
     /// Whether the oldest pending flush waits for host data still dirty in

@@ -18,6 +18,9 @@
 //! program/erase suspend lets a waiting read in.
 
 pub(crate) mod config;
+mod room;
+
+pub use room::WriteRoom;
 
 use crate::config::{ExecutionModel, FlashConfig, NandConfig, OpKind};
 use crate::units::{FastDiv, Time, TransferTable};
@@ -285,6 +288,9 @@ pub struct FlashScheduler {
     /// is asked at every transaction's start and end (a division there
     /// was about 1 % of a random read's time: docs/performance.md).
     per_channel: FastDiv,
+    /// Which dies can take another program, in the drive's views
+    /// ([`FlashScheduler::track_write_room`]).
+    room: Option<WriteRoom>,
     bus_bw: TransferTable,
     t_cmd: Time,
     t_suspend: Time,
@@ -333,6 +339,7 @@ impl FlashScheduler {
             cache_read: n.cache_read,
             dies_per_channel: n.dies_per_channel(),
             per_channel: FastDiv::new(n.dies_per_channel()),
+            room: None,
             bus_bw: TransferTable::new(n.bus_bandwidth),
             t_cmd: n.t_cmd,
             t_suspend: n.t_suspend,
@@ -377,6 +384,30 @@ impl FlashScheduler {
         self.loads[die as usize][kind_idx(kind)] as usize
     }
 
+    /// From now on keep [`WriteRoom`] marks of the dies with fewer than
+    /// `limit` write transactions, over the index spaces `views` (each
+    /// index naming a die). Call before any transaction is submitted.
+    pub fn track_write_room(&mut self, limit: usize, views: &[&[u32]]) {
+        debug_assert!(
+            self.txns.len() == self.free.len(),
+            "transactions submitted already"
+        );
+        self.room = Some(WriteRoom::new(limit as u32, self.dies.len(), views));
+    }
+
+    /// The marks of [`FlashScheduler::track_write_room`], if kept.
+    #[inline]
+    pub fn write_room(&self) -> Option<&WriteRoom> {
+        self.room.as_ref()
+    }
+
+    #[inline(always)]
+    fn write_load_changed(&mut self, die: usize) {
+        if let Some(r) = self.room.as_mut() {
+            r.load_changed(die, self.loads[die][kind_idx(OpKind::Write)]);
+        }
+    }
+
     /// Submit a transaction; `sched` receives (time, event) pairs to schedule.
     pub fn submit(&mut self, now: Time, t: Txn, sched: &mut impl FnMut(Time, FlashEvent)) {
         let id = if let Some(i) = self.free.pop() {
@@ -390,6 +421,9 @@ impl FlashScheduler {
         let die = t.die as usize;
         self.dies[die].queues[self.rank[kind_idx(t.kind)]].push_back::<false>(&mut self.links, id);
         self.loads[die][kind_idx(t.kind)] += 1;
+        if t.kind == OpKind::Write {
+            self.write_load_changed(die);
+        }
         if t.kind == OpKind::Read && self.model != ExecutionModel::Sequential {
             self.try_suspend(now, t.die, sched);
         }
@@ -739,6 +773,9 @@ impl FlashScheduler {
     ) {
         let t = self.txns[tid as usize];
         self.loads[die as usize][kind_idx(t.kind)] -= 1;
+        if t.kind == OpKind::Write {
+            self.write_load_changed(die as usize);
+        }
         match t.kind {
             OpKind::Read => self.stats.reads += 1,
             OpKind::Write => {

@@ -147,6 +147,10 @@ pub(crate) const TAG_HCKPT: u64 = 9;
 pub(crate) const HCKPT_ERASE: u64 = 1 << 32;
 pub(crate) const GC_READS_INFLIGHT: u32 = 4;
 pub(crate) const PROGRAMS_PER_DIE: usize = 2;
+/// The flash scheduler's [`flash::WriteRoom`] views: dies with room for
+/// another program, by parallel unit and by stripe position.
+pub(crate) const ROOM_BY_UNIT: usize = 0;
+pub(crate) const ROOM_BY_STRIPE: usize = 1;
 
 /// Activity the drive counts for the power ledger.
 #[derive(Debug, Clone, Copy, Default)]
@@ -565,6 +569,9 @@ impl Drive {
             d.cache.disable_flush_tracking();
         }
         d.direct_fetch = classes.len() == 1 && d.fw.fetch_is_dedicated();
+        let by_unit: Vec<u32> = (0..d.geo.units).map(|u| d.geo.die_of_unit(u)).collect();
+        d.flash
+            .track_write_room(PROGRAMS_PER_DIE, &[&by_unit, &d.stripe_dies]);
         d
     }
 

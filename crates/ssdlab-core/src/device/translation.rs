@@ -10,7 +10,7 @@
 //! the units in striping order. Every translation read and program is a
 //! real flash transaction on its die, competing with host I/O.
 
-use super::{Drive, PROGRAMS_PER_DIE, TAG_MAPREAD, TAG_RMW, TAG_SHIFT};
+use super::{Drive, TAG_MAPREAD, TAG_RMW, TAG_SHIFT};
 use crate::config::OpKind;
 use crate::device::flash::Txn;
 use crate::device::ftl::mapcache::Access;
@@ -275,21 +275,8 @@ impl Drive {
             && self.program_room > 0
         {
             let n = self.stripe_dies.len();
-            let mut pos = self.map_cursor % n;
-            let mut chosen = None;
-            for _ in 0..n {
-                if self.flash.die_load(self.stripe_dies[pos], OpKind::Write) < PROGRAMS_PER_DIE {
-                    let u = self.ftl.stripe()[pos];
-                    if self.ftl.can_allocate_map(u) {
-                        chosen = Some((pos, u));
-                        break;
-                    }
-                }
-                pos += 1;
-                if pos == n {
-                    pos = 0;
-                }
-            }
+            let chosen =
+                self.stripe_with_room(self.map_cursor % n, |d, u| d.ftl.can_allocate_map(u));
             let Some((pos, u)) = chosen else {
                 return;
             };
