@@ -764,6 +764,13 @@ impl Fabric {
         if self.single {
             return self.links[0].host_write(self.clock, now, bytes);
         }
+        self.host_write_path(port, now, bytes)
+    }
+
+    /// [`Fabric::host_write`] past a lone root link (kept out of line: the
+    /// lone link's call stays small enough to inline).
+    #[inline(never)]
+    fn host_write_path(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.pcie_hops(port) == 1 {
             return self.links[self.paths[port][0].link].host_write(self.clock, now, bytes);
         }
@@ -782,6 +789,12 @@ impl Fabric {
         if self.single {
             return self.links[0].device_read(self.clock, now, bytes);
         }
+        self.device_read_path(port, now, bytes)
+    }
+
+    /// [`Fabric::device_read`] past a lone root link.
+    #[inline(never)]
+    fn device_read_path(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_read(self.clock, now, bytes);
         }
@@ -801,6 +814,12 @@ impl Fabric {
         if self.single {
             return self.links[0].device_write(self.clock, now, bytes);
         }
+        self.device_write_path(port, now, bytes)
+    }
+
+    /// [`Fabric::device_write`] past a lone root link.
+    #[inline(never)]
+    fn device_write_path(&mut self, port: usize, now: Time, bytes: u64) -> Time {
         if self.paths[port].len() == 1 {
             return self.links[self.paths[port][0].link].device_write(self.clock, now, bytes);
         }
