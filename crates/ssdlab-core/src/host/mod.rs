@@ -985,14 +985,26 @@ impl Host {
 
     /// If queue `q`'s job clone has ended, account for it; when its whole
     /// job has ended, start the jobs that were waiting for it.
+    #[inline]
     fn check_finished<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
     where
         S: Drives,
     {
-        let h = &mut self.queues[q as usize];
+        let h = &self.queues[q as usize];
         if h.finished || !h.done || h.outstanding > 0 {
             return;
         }
+        self.queue_finished(q, at, eq, submit);
+    }
+
+    /// [`Host::check_finished`] once queue `q`'s clone is done and drained
+    /// (out of line: the test above runs at every completion).
+    #[inline(never)]
+    fn queue_finished<S>(&mut self, q: u32, at: Time, eq: &mut EventQueue<Event>, submit: &mut S)
+    where
+        S: Drives,
+    {
+        let h = &mut self.queues[q as usize];
         if let Source::Trace(t) = &h.gen {
             if !t.overflow.is_empty() {
                 return;
