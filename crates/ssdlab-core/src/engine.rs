@@ -75,8 +75,9 @@ impl<E: Copy> EventQueue<E> {
         self.at(t, ev)
     }
 
-    /// Pop the next event, advancing time.
-    #[inline]
+    /// Pop the next event, advancing time. Always inlined: the event loop
+    /// holds it, whatever else the compiler inlines there (`System::step`).
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = match self.wheel.min() {
             Some(m) if m.key < self.heap.top_key() => self.wheel.take(m),

@@ -928,7 +928,10 @@ impl Host {
                 }
             }
             let h = &mut self.queues[q as usize];
-            let (due, io) = match h.held.take() {
+            // (`take` only when held: an unconditional one rewrites the
+            // whole option on every I/O.)
+            let held = if h.held.is_some() { h.held.take() } else { None };
+            let (due, io) = match held {
                 Some(x) => x,
                 None => {
                     let next = match &mut h.gen {
