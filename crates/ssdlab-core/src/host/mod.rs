@@ -930,7 +930,11 @@ impl Host {
             let h = &mut self.queues[q as usize];
             // (`take` only when held: an unconditional one rewrites the
             // whole option on every I/O.)
-            let held = if h.held.is_some() { h.held.take() } else { None };
+            let held = if h.held.is_some() {
+                h.held.take()
+            } else {
+                None
+            };
             let (due, io) = match held {
                 Some(x) => x,
                 None => {
