@@ -759,15 +759,17 @@ impl Drive {
             Event::FrontDone { cmd, .. } => self.process(now, cmd, eq, fabric),
             Event::Flash { fe, .. } => {
                 let d = self.index;
-                let mut done = std::mem::take(&mut self.done_buf);
-                self.flash.on_event(now, fe, &mut done, &mut |t, e| {
-                    eq.at(t, Event::Flash { d, fe: e })
-                });
-                for &(owner, _) in &done {
+                self.flash
+                    .on_event(now, fe, &mut self.done_buf, &mut |t, e| {
+                        eq.at(t, Event::Flash { d, fe: e })
+                    });
+                // (By index: `txn_done` never adds to `done_buf`, which only
+                // the flash scheduler's `on_event` above fills.)
+                for i in 0..self.done_buf.len() {
+                    let owner = self.done_buf[i].0;
                     self.txn_done(now, owner, eq, fabric);
                 }
-                done.clear();
-                self.done_buf = done;
+                self.done_buf.clear();
             }
             Event::ReadDma { cmd, .. } => self.part_done(now, cmd, eq, fabric),
             Event::WriteIn { cmd, .. } => self.write_in(now, cmd, eq, fabric),
