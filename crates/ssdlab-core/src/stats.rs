@@ -88,6 +88,11 @@ impl Latencies {
     /// Count the pending latencies.
     #[inline(never)]
     fn settle(&mut self) {
+        // Nothing pending (a report reading a direction with no I/O): no
+        // counters to make.
+        if self.n == 0 {
+            return;
+        }
         if self.counts.is_empty() {
             self.counts = vec![0; self.hist.distinct_values()];
         }
