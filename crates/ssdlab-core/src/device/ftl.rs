@@ -447,12 +447,15 @@ impl Ftl {
         }
     }
 
-    /// Does slot `ppa` hold `lpn`'s latest version? The L2P is asked
-    /// first: when it names the slot, the slot's invalidation cannot be
-    /// waiting in `pending` (a slot waits only once its LPN's entry has
-    /// moved off it, and is reused only after its block's erase, which
-    /// applies the batch), so the stored P2L entry is exact and no scan of
-    /// the batch is needed.
+    /// Does slot `ppa` hold `lpn`'s latest version? The L2P alone
+    /// answers: the tables are each other's inverse for every mapped slot
+    /// (an entry naming a slot is set with the slot's P2L entry, and moves
+    /// off it before the slot is invalidated, whose block is erased, and
+    /// the slot reused, only with no valid slot left). So the P2L entry,
+    /// a second cache miss per GC-moved slot (the victim's entries were
+    /// read when it was chosen, long before), is only checked in debug
+    /// builds; nor can the slot's invalidation be waiting in `pending` (a
+    /// slot waits only once its LPN's entry has moved off it).
     #[inline(always)]
     fn holds_latest(&self, ppa: u32, lpn: u32) -> bool {
         if self.l2p(lpn) != ppa {
@@ -462,7 +465,12 @@ impl Ftl {
             !self.pending.contains(ppa),
             "slot {ppa} mapped while waiting"
         );
-        self.p2l_stored(ppa) == lpn
+        debug_assert_eq!(
+            self.p2l_stored(ppa),
+            lpn,
+            "the L2P names slot {ppa} for LPN {lpn}, its P2L entry another"
+        );
+        true
     }
 
     #[inline(always)]
