@@ -449,13 +449,14 @@ impl Ftl {
 
     /// Does slot `ppa` hold `lpn`'s latest version? The L2P alone
     /// answers: the tables are each other's inverse for every mapped slot
-    /// (an entry naming a slot is set with the slot's P2L entry, and moves
-    /// off it before the slot is invalidated, whose block is erased, and
-    /// the slot reused, only with no valid slot left). So the P2L entry,
-    /// a second cache miss per GC-moved slot (the victim's entries were
-    /// read when it was chosen, long before), is only checked in debug
-    /// builds; nor can the slot's invalidation be waiting in `pending` (a
-    /// slot waits only once its LPN's entry has moved off it).
+    /// (an L2P entry is set to a slot together with the slot's P2L entry,
+    /// and moves off the slot before the slot is invalidated; a block is
+    /// erased, and its slots reused, only when none is valid). So the
+    /// slot's P2L entry, a second cache miss per GC-moved slot (the
+    /// victim's entries were read when it was chosen, long before), is
+    /// checked in debug builds only. Nor can the slot's invalidation be
+    /// waiting in `pending` (a slot waits only once its LPN's entry has
+    /// moved off it).
     #[inline(always)]
     fn holds_latest(&self, ppa: u32, lpn: u32) -> bool {
         if self.l2p(lpn) != ppa {
