@@ -928,14 +928,7 @@ impl Host {
                 }
             }
             let h = &mut self.queues[q as usize];
-            // (`take` only when held: an unconditional one rewrites the
-            // whole option on every I/O.)
-            let held = if h.held.is_some() {
-                h.held.take()
-            } else {
-                None
-            };
-            let (due, io) = match held {
+            let (due, io) = match crate::take_if_set(&mut h.held) {
                 Some(x) => x,
                 None => {
                     let next = match &mut h.gen {

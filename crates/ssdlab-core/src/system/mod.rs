@@ -579,10 +579,8 @@ impl System {
             self.power_marks(now);
         }
         self.dispatch(now, ev);
-        if self.host.failure.is_some() {
-            if let Some(e) = self.host.failure.take() {
-                return Err(e);
-            }
+        if let Some(e) = crate::take_if_set(&mut self.host.failure) {
+            return Err(e);
         }
         Ok(())
     }

@@ -204,13 +204,9 @@ impl JobGen {
     /// Next I/O at simulated time `now`, or None when the job is done.
     #[inline]
     pub fn next_io(&mut self, now: Time) -> Option<Io> {
-        // (`take` only when one is pending: an unconditional one rewrites
-        // the option on every I/O.)
-        if self.pending.is_some() {
-            if let Some(io) = self.pending.take() {
-                self.count_write(io.op);
-                return Some(io);
-            }
+        if let Some(io) = crate::take_if_set(&mut self.pending) {
+            self.count_write(io.op);
+            return Some(io);
         }
         if self.fsync > 0 && self.writes_since_flush >= self.fsync {
             self.writes_since_flush = 0;
