@@ -414,6 +414,12 @@ impl Ftl {
         self.l2p.prefetch(lpn.0 as usize);
     }
 
+    /// Does [`Ftl::prefetch`] bring anything into cache (the L2P is dense)?
+    #[inline]
+    pub fn prefetch_pays(&self) -> bool {
+        self.l2p.is_dense()
+    }
+
     /// L2P entry of `lpn`.
     #[inline(always)]
     fn l2p(&self, lpn: u32) -> u32 {

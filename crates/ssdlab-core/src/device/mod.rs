@@ -655,6 +655,13 @@ impl Drive {
         self.ftl.prefetch(Lpn(lpn));
     }
 
+    /// Does [`Drive::prefetch`] bring anything in (the L2P is a dense
+    /// array, not the sparse map of a drive written little)?
+    #[inline]
+    pub(crate) fn prefetch_pays(&self) -> bool {
+        self.ftl.prefetch_pays()
+    }
+
     /// The host rings submission queue `sub.q`'s doorbell for command
     /// `sub.cmd` at `sub.ready`.
     #[inline]

@@ -750,6 +750,10 @@ impl crate::host::Drives for Submitter<'_> {
         self.drives[d as usize].prefetch(lpn);
     }
     #[inline]
+    fn hints_pay(&self, d: u16) -> bool {
+        self.drives[d as usize].prefetch_pays()
+    }
+    #[inline]
     fn submit(&mut self, eq: &mut EventQueue<Event>, sub: Submission) {
         self.drives[sub.d as usize].submit(sub, eq, self.fabric)
     }

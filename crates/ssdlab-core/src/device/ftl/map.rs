@@ -250,6 +250,12 @@ impl SparseTable {
         self.touched = Vec::new();
     }
 
+    /// Are the entries held in the array (no longer in the map)?
+    #[inline]
+    pub(super) fn is_dense(&self) -> bool {
+        self.sparse.is_none()
+    }
+
     /// Bring entry `i` into cache (a hint; none while sparse).
     #[inline]
     pub(super) fn prefetch(&self, i: usize) {

@@ -340,6 +340,52 @@ impl JobGen {
         }
     }
 
+    /// LPNs of the job's next I/Os, when they can be known without
+    /// drawing them: one direction, every offset random (uniform, from a
+    /// copy of the generator's random state, or the random map's next
+    /// entries), one size, no locality model or offset repeats. Fills the
+    /// front of `out` and returns how many it filled (0 when the pattern is
+    /// not that). Exact unless something else draws in between; the host
+    /// only prefetches their mapping entries with them, so results never
+    /// depend on it.
+    pub fn peek_lpns(&self, out: &mut [u32]) -> usize {
+        if !self.random
+            || !(self.read_pct == 0 || self.read_pct == 100)
+            || self.locality.is_some()
+            || self.offset_repeat != 1
+            || self.unit != self.map_unit
+        {
+            return 0;
+        }
+        let dir = &self.dirs[(self.read_pct == 0) as usize];
+        if dir.prand < 100 || !matches!(dir.sizes, sizes::Sizes::Fixed(_)) {
+            return 0;
+        }
+        let lpn = |slot: u64| (self.start + slot * dir.ba) as u32;
+        match (dir.map, &dir.dist) {
+            (Some(m), _) => {
+                let map = &self.maps[m];
+                let mut n = 0;
+                for (k, o) in out.iter_mut().enumerate() {
+                    let Some(slot) = map.peek(k as u64) else {
+                        break;
+                    };
+                    *o = lpn(slot);
+                    n += 1;
+                }
+                n
+            }
+            (None, Dist::Uniform) => {
+                let mut rng = self.rng.clone();
+                for o in out.iter_mut() {
+                    *o = lpn(rng.gen_range(0..dir.slots));
+                }
+                out.len()
+            }
+            _ => 0,
+        }
+    }
+
     /// Some of its I/Os cover part of a mapping unit (sizes, alignment or
     /// offset below the unit).
     pub fn sub_unit(&self) -> bool {
@@ -385,6 +431,50 @@ mod tests {
             "{}",
             std::mem::size_of::<JobGen>()
         );
+    }
+
+    /// What `peek_lpns` says the next I/Os are is what they are, for the
+    /// patterns it answers (uniform offsets and the random map, across a
+    /// pass's end, where the map's peek stops short); it answers nothing
+    /// for the others.
+    #[test]
+    fn peeked_lpns_are_the_next_ios() {
+        for body in [
+            "rw=randwrite\nbs=4k\nnorandommap\nnumber_ios=2000",
+            "rw=randread\nbs=8k\nnorandommap\noffset=64k\nsize=1m\nio_size=1g\nnumber_ios=2000",
+            "rw=randwrite\nbs=4k\nsize=200k\nio_size=1g\nnumber_ios=2000",
+            "rw=randread\nbs=16k\nblockalign=32k\nsize=2m\nio_size=1g\nnumber_ios=2000",
+        ] {
+            let mut g = gen(body, 1 << 20);
+            let (mut peeked, mut total) = (0, 0);
+            let mut ahead = [0u32; 16];
+            loop {
+                let n = g.peek_lpns(&mut ahead);
+                let ios: Vec<Io> = (0..16).map_while(|_| g.next_io(Time::ZERO)).collect();
+                for (k, io) in ios.iter().enumerate().take(n) {
+                    assert_eq!(io.lpn, ahead[k], "{body}: I/O {k} ahead");
+                }
+                peeked += n.min(ios.len());
+                total += ios.len();
+                if ios.len() < 16 {
+                    break;
+                }
+            }
+            // The 200 KiB map's passes of 50 end inside a batch of 16.
+            assert_eq!(total, 2000, "{body}");
+            assert!(peeked >= 1_500, "{body}: peeked {peeked} of 2000");
+        }
+        for body in [
+            "rw=randrw\nbs=4k\nnorandommap",
+            "rw=randread\nbs=4k\nrandom_distribution=zipf:1.2",
+            "rw=randwrite\nbsrange=4k-16k\nnorandommap",
+            "rw=randread\nbs=4k\npercentage_random=50",
+            "rw=randread:4\nbs=4k",
+            "rw=write\nbs=4k",
+        ] {
+            let g = gen(body, 1 << 20);
+            assert_eq!(g.peek_lpns(&mut [0u32; 16]), 0, "{body}");
+        }
     }
 
     #[test]

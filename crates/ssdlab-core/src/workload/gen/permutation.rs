@@ -86,6 +86,14 @@ impl RandMap {
         self.idx += 1;
         b
     }
+
+    /// What [`RandMap::next`] returns `k` calls from now (0: the next),
+    /// if that is still in this pass.
+    #[inline]
+    pub(super) fn peek(&self, k: u64) -> Option<u64> {
+        let i = self.idx.checked_add(k)?;
+        (i < self.n).then(|| self.perm.get(i))
+    }
 }
 
 #[cfg(test)]
