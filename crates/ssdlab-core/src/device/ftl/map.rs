@@ -189,7 +189,12 @@ impl SparseTable {
     /// Entry `i` if it was written.
     #[inline(always)]
     pub(super) fn explicit(&self, i: usize) -> Option<u32> {
-        if self.sparse.is_some() {
+        if let Some(m) = &self.sparse {
+            // Nothing written yet (a drive read after the sequential fill):
+            // no lookup.
+            if m.is_empty() {
+                return None;
+            }
             return self.explicit_sparse(i);
         }
         self.dense.explicit(i)
