@@ -373,8 +373,10 @@ class Result:
         pre = r.get("precondition", {}) or {}
         self.precondition: str = pre.get("mode", "")
         self.precondition_drive_writes: float = pre.get("drive_writes", 0.0)
-        #: How a steady state was reached: ``"exact"`` or ``"scaled: U of N
-        #: units, K snapshots"``; empty for fresh and fill.
+        #: How a steady state was reached: ``"exact"`` (asked for),
+        #: ``"exact, not scaled: WHY"`` (``steady`` on a drive whose state
+        #: cannot be built from a smaller one, WHY naming the setting) or
+        #: ``"scaled: U of N units, K snapshots"``; empty for fresh and fill.
         self.precondition_method: str = pre.get("method", "")
         self.sim_time_ns: float = r.get("sim_time_ns", 0.0)
         self.wall_time_s: float = r.get("wall_time_s", 0.0)

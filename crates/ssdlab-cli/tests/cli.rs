@@ -813,6 +813,27 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
         text.contains("precondition: steady (scaled: 8 of 32 units, 4 snapshots)"),
         "{text}"
     );
+    // A setting that keeps `steady` from scaling is named in the report.
+    let (code, out, err) = ssdlab(&[
+        "run",
+        "--set",
+        "nand.blocks_per_plane=600",
+        "--set",
+        "nand.pages_per_block=96",
+        "--set",
+        "nand.grown_bad_rate=0.01%",
+        "--job",
+        &job,
+        "--precondition",
+        "steady",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "precondition: steady (exact, not scaled: grown bad blocks [nand.grown_bad_rate])"
+        ),
+        "{out}"
+    );
 }
 
 /// `scripts/report_hash.py` (the refactor check of report_hashes.sh and

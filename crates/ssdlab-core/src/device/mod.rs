@@ -428,7 +428,7 @@ impl Drive {
                 let (dw, waf) = ftl.precondition_steady(seed, 6.0);
                 info.1 = dw;
                 info.2 = waf;
-                info.3 = Some(crate::ftl::SteadyMethod::Exact);
+                info.3 = Some(crate::ftl::SteadyMethod::Exact { why: None });
             }
         }
         if let Some(w) = ftl.worn_out() {

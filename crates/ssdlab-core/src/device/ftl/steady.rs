@@ -115,8 +115,14 @@ const MIN_WINDOW_BLOCKS: u64 = 256;
 /// How the steady state was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SteadyMethod {
-    /// Random overwrites on the drive itself.
-    Exact,
+    /// Random overwrites on the drive itself: asked for (`why` is None,
+    /// `steady-exact`), or `why` the state could not be scaled (what the
+    /// report names, so no setting turns `steady` into the long process
+    /// unsaid).
+    Exact {
+        /// What kept `steady` from scaling (None: asked for).
+        why: Option<&'static str>,
+    },
     /// Built from a drive of `units` units (`snapshots` of them).
     Scaled {
         /// Units of the reduced drive.
@@ -128,29 +134,42 @@ pub enum SteadyMethod {
 
 impl Ftl {
     /// Units of the reduced drive the steady state can be built from, if
-    /// this FTL's state is only data blocks and it has units to spare.
-    fn scaled_steady_units(&self) -> Option<u32> {
+    /// this FTL's state is only data blocks and it has units to spare;
+    /// else what keeps it from scaling (for the report).
+    fn scaled_steady_units(&self) -> Result<u32, &'static str> {
         // A cached mapping's translation pages are written into the copied
         // data blocks afterwards ([`Ftl::steady_mapping_from_data`]); not
         // with the directory on flash, mapping checkpoints or an L-log.
-        let mapping = self.tpages == 0 || self.cfg.mapping_cache.is_some();
-        let plain = self.cfg.mapping == MappingScheme::Page
-            && self.hybrid.is_none()
-            && mapping
-            && self.crec == 0
-            && self.vpages == 0
-            && self.dlevels.is_empty()
-            && self.durability.is_none()
-            && self.geo.grown_bad_rate == 0.0
-            && self.mapped == 0;
+        if self.cfg.mapping != MappingScheme::Page || self.hybrid.is_some() {
+            return Err("block or hybrid mapping [ftl.mapping]");
+        }
+        if (self.tpages != 0 && self.cfg.mapping_cache.is_none()) || self.crec != 0 {
+            return Err("mapping checkpoints [ftl.checkpoint_interval, ftl.checkpoint_log_size]");
+        }
+        if self.vpages != 0 {
+            return Err("an L-log [ftl.validity_log]");
+        }
+        if !self.dlevels.is_empty() {
+            return Err("a mapping directory on flash [ftl.directory_cache]");
+        }
+        if self.durability.is_some() {
+            return Err("a scheduled power loss");
+        }
+        if self.geo.grown_bad_rate != 0.0 {
+            return Err("grown bad blocks [nand.grown_bad_rate]");
+        }
+        if self.mapped != 0 {
+            return Err("the drive already holds data");
+        }
         let units = self.geo.units;
         let window_blocks = self.lpns / 16 / self.geo.slots_per_block.max(1) as u64;
         let most = (SCALE as u64).min(window_blocks / MIN_WINDOW_BLOCKS) as u32;
         // The largest scale k <= most that divides the units.
         let k = (2..=most.min(units))
             .rev()
-            .find(|k| units.is_multiple_of(*k))?;
-        plain.then_some(units / k)
+            .find(|k| units.is_multiple_of(*k))
+            .ok_or("a drive too small to scale down")?;
+        Ok(units / k)
     }
 
     /// Precondition to steady state (see [`Ftl::precondition_steady`]),
@@ -161,9 +180,12 @@ impl Ftl {
         seed: u64,
         max_drive_writes: f64,
     ) -> (f64, f64, SteadyMethod) {
-        let Some(ur) = self.scaled_steady_units() else {
-            let (dw, waf) = self.precondition_steady(seed, max_drive_writes);
-            return (dw, waf, SteadyMethod::Exact);
+        let ur = match self.scaled_steady_units() {
+            Ok(ur) => ur,
+            Err(why) => {
+                let (dw, waf) = self.precondition_steady(seed, max_drive_writes);
+                return (dw, waf, SteadyMethod::Exact { why: Some(why) });
+            }
         };
         // The full drive's tables are written whole at the end; their pages
         // are mapped in (and zeroed by the OS: 2 GB on the 960 GB preset)
@@ -209,7 +231,13 @@ impl Ftl {
         if r.state.contains(&BlockState::Retired) || r.worn_out.is_some() {
             // Blocks retired at their endurance: not a state to copy.
             let (dw, waf) = self.precondition_steady(seed, max_drive_writes);
-            return (dw, waf, SteadyMethod::Exact);
+            return (
+                dw,
+                waf,
+                SteadyMethod::Exact {
+                    why: Some("the scaled-down drive wore blocks out"),
+                },
+            );
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5343_414c_4544);
         self.l2p.densify();
@@ -849,7 +877,7 @@ bus_bandwidth = "400MB/s"
         let valid_of = |u: usize| &scaled.valid[u * bpu..(u + 1) * bpu];
         let per_snapshot = match how {
             SteadyMethod::Scaled { units, .. } => units as usize,
-            SteadyMethod::Exact => panic!("{label}: not scaled"),
+            SteadyMethod::Exact { why } => panic!("{label}: not scaled: {why:?}"),
         };
         for u in per_snapshot..scaled.geo.units as usize {
             assert_ne!(valid_of(u), valid_of(u - per_snapshot), "{label}: unit {u}");
@@ -1113,22 +1141,71 @@ bus_bandwidth = "400MB/s"
 
     #[test]
     fn drives_it_cannot_scale_reach_steady_state_the_exact_way() {
-        // A cached mapping table with its directory on flash; too few units.
+        // Each setting that keeps the state from scaling, on a drive large
+        // enough to scale without it (2,048 blocks a plane, as in
+        // `the_scaled_state_has_the_exact_states_statistics`), names itself.
+        let plain = ftl_for(&device("greedy", "", "", 2048, "12%"));
+        assert!(plain.scaled_steady_units().is_ok());
+        let cases = [
+            (
+                "",
+                "mapping = \"block\"",
+                "block or hybrid mapping [ftl.mapping]",
+            ),
+            (
+                "",
+                "checkpoint_interval = \"1ms\"",
+                "mapping checkpoints [ftl.checkpoint_interval, ftl.checkpoint_log_size]",
+            ),
+            (
+                "",
+                "validity_log = \"64KiB\"",
+                "an L-log [ftl.validity_log]",
+            ),
+            (
+                "",
+                "mapping_cache = \"2MiB\"\ndirectory_cache = \"4KiB\"",
+                "a mapping directory on flash [ftl.directory_cache]",
+            ),
+            (
+                "grown_bad_rate = \"0.1%\"",
+                "",
+                "grown bad blocks [nand.grown_bad_rate]",
+            ),
+        ];
+        for (nand, ftl, why) in cases {
+            let f = ftl_for(&device("greedy", nand, ftl, 2048, "12%"));
+            assert_eq!(f.scaled_steady_units(), Err(why), "{nand} {ftl}");
+        }
+        // The whole path: drives too small to scale down (too few blocks of
+        // data for the window; too few units), one with a cached mapping
+        // (its directory, a few dozen translation pages' worth, fits the
+        // 4 KiB).
         let d = device(
             "greedy",
             "",
-            "mapping_cache = \"16KiB\"\ndirectory_cache = \"8KiB\"",
+            "mapping_cache = \"16KiB\"\ndirectory_cache = \"4KiB\"",
             48,
             "25%",
         );
         let mut f = ftl_for(&d);
         let (_, _, how) = f.precondition_steady_scaled(9, 2.0);
-        assert_eq!(how, SteadyMethod::Exact, "the directory on flash");
+        assert_eq!(
+            how,
+            SteadyMethod::Exact {
+                why: Some("a drive too small to scale down")
+            }
+        );
         f.check_invariants().unwrap();
         let mut d = device("greedy", "", "", 48, "25%");
         d.nand.channels = 1;
         d.nand.chips_per_channel = 1;
         let mut f = ftl_for(&d);
-        assert_eq!(f.precondition_steady_scaled(9, 2.0).2, SteadyMethod::Exact);
+        assert_eq!(
+            f.precondition_steady_scaled(9, 2.0).2,
+            SteadyMethod::Exact {
+                why: Some("a drive too small to scale down")
+            }
+        );
     }
 }
