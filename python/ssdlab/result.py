@@ -376,7 +376,9 @@ class Result:
         #: How a steady state was reached: ``"exact"`` (asked for),
         #: ``"exact, not scaled: WHY"`` (``steady`` on a drive whose state
         #: cannot be built from a smaller one, WHY naming the setting) or
-        #: ``"scaled: U of N units, K snapshots"``; empty for fresh and fill.
+        #: ``"scaled: U of N units, K snapshots"``; for a fill, empty (in
+        #: closed form) or ``"per LPN, not in closed form: WHY"``; empty for
+        #: fresh.
         self.precondition_method: str = pre.get("method", "")
         self.sim_time_ns: float = r.get("sim_time_ns", 0.0)
         self.wall_time_s: float = r.get("wall_time_s", 0.0)

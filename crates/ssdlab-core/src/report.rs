@@ -775,11 +775,14 @@ impl Report {
                 waf: if pwaf.is_finite() { pwaf } else { 0.0 },
                 method: match how {
                     None => String::new(),
-                    Some(crate::ftl::SteadyMethod::Exact { why: None }) => "exact".into(),
-                    Some(crate::ftl::SteadyMethod::Exact { why: Some(why) }) => {
+                    Some(crate::ftl::PreconditionMethod::FillPerLpn { why }) => {
+                        format!("per LPN, not in closed form: {why}")
+                    }
+                    Some(crate::ftl::PreconditionMethod::Exact { why: None }) => "exact".into(),
+                    Some(crate::ftl::PreconditionMethod::Exact { why: Some(why) }) => {
                         format!("exact, not scaled: {why}")
                     }
-                    Some(crate::ftl::SteadyMethod::Scaled { units, snapshots }) => format!(
+                    Some(crate::ftl::PreconditionMethod::Scaled { units, snapshots }) => format!(
                         "scaled: {units} of {} units, {snapshots} snapshots",
                         units * snapshots
                     ),

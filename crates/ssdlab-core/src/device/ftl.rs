@@ -24,7 +24,7 @@ mod precondition;
 mod slc;
 mod stats;
 mod steady;
-pub use steady::SteadyMethod;
+pub use steady::PreconditionMethod;
 mod translation;
 mod validity;
 
@@ -1242,7 +1242,7 @@ bus_bandwidth = "400MB/s"
                     d.ftl.log_blocks = 2;
                 }
                 let mut f = ftl_for(&d);
-                f.fill_sequential();
+                assert_eq!(f.fill_sequential(), None, "{name}: a reason given");
                 assert!(
                     f.fill.n > 0,
                     "{name} (bad blocks {bad}, BAST {bast}): the fill went LPN by LPN"
@@ -1250,6 +1250,35 @@ bus_bandwidth = "400MB/s"
                 assert_eq!(f.l2p.written() + f.p2l.written(), 0, "{name}");
             }
         }
+    }
+
+    /// A fill that would reach the GC floor (or, under block or hybrid
+    /// mapping, the log blocks' reserve) runs LPN by LPN and says why: the
+    /// report names it, so no setting makes the fill a full pass unsaid.
+    #[test]
+    fn a_fill_past_its_floor_runs_per_lpn_and_says_why() {
+        let mut d = small_device("greedy", true);
+        assert_eq!(ftl_for(&d).fill_sequential(), None);
+        d.ftl.gc_threshold = 11;
+        d.ftl.gc_hard_threshold = 10;
+        let mut f = ftl_for(&d);
+        assert_eq!(
+            f.fill_sequential(),
+            Some("a fill that reaches the GC floor [ftl.gc_hard_threshold, ftl.over_provisioning]")
+        );
+        assert_eq!(f.fill.n, 0, "closed form used");
+        f.check_invariants().unwrap();
+        let mut d = small_device("greedy", true);
+        d.ftl.mapping = MappingScheme::Bast;
+        d.ftl.log_blocks = 2;
+        assert_eq!(ftl_for(&d).fill_sequential(), None);
+        d.ftl.log_blocks = 9;
+        let mut f = ftl_for(&d);
+        assert_eq!(
+            f.fill_sequential(),
+            Some("a fill that reaches the log blocks' reserve [ftl.log_blocks, ftl.over_provisioning]")
+        );
+        f.check_invariants().unwrap();
     }
 
     /// A factory-bad block in the static SLC region (each unit's last

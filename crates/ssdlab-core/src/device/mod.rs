@@ -70,7 +70,12 @@ pub enum Precondition {
 /// How a drive was preconditioned: the mode, drive writes done, the final
 /// WAF of the preconditioner and how the steady state was reached (steady
 /// only).
-pub type PreconditionInfo = (Precondition, f64, f64, Option<crate::ftl::SteadyMethod>);
+pub type PreconditionInfo = (
+    Precondition,
+    f64,
+    f64,
+    Option<crate::ftl::PreconditionMethod>,
+);
 
 impl Precondition {
     /// Parse `fresh|fill|steady|steady-exact`.
@@ -414,7 +419,9 @@ impl Drive {
         match pre {
             Precondition::Fresh => {}
             Precondition::Fill => {
-                ftl.fill_sequential();
+                info.3 = ftl
+                    .fill_sequential()
+                    .map(|why| crate::ftl::PreconditionMethod::FillPerLpn { why });
                 info.1 = 1.0;
                 info.2 = ftl.stats.waf();
             }
@@ -428,7 +435,7 @@ impl Drive {
                 let (dw, waf) = ftl.precondition_steady(seed, 6.0);
                 info.1 = dw;
                 info.2 = waf;
-                info.3 = Some(crate::ftl::SteadyMethod::Exact { why: None });
+                info.3 = Some(crate::ftl::PreconditionMethod::Exact { why: None });
             }
         }
         if let Some(w) = ftl.worn_out() {

@@ -857,7 +857,8 @@ impl Ftl {
     /// form ([`SeqFill`]: the same places, each unit's blocks in free-list
     /// order), set per program unit without touching the tables; else LPN
     /// by LPN.
-    pub(super) fn hybrid_fill(&mut self) {
+    /// Returns why it ran LPN by LPN (None: in closed form).
+    pub(super) fn hybrid_fill(&mut self) -> Option<&'static str> {
         let n = self.lpns;
         let (spp, spb, bpu) = (
             self.geo.slots_per_program as u64,
@@ -880,7 +881,9 @@ impl Ftl {
                         .as_ref()
                         .is_some_and(|h| h.units[u].data.iter().all(|&d| d == NONE))
             });
-        if !(fresh && spb.is_multiple_of(spp) && fill.applies(floor)) {
+        let floor_why =
+            "a fill that reaches the log blocks' reserve [ftl.log_blocks, ftl.over_provisioning]";
+        if let Some(why) = fill.per_lpn_because(fresh, floor, floor_why) {
             let mut steps = Vec::new();
             let mut l = 0u64;
             while l < n {
@@ -891,12 +894,12 @@ impl Ftl {
                 }
                 let unit = self.hybrid_locate(chunk[0]).0;
                 if !self.hybrid_write(unit, &chunk, &mut steps) {
-                    return;
+                    return Some(why);
                 }
                 steps.clear();
                 l += cnt;
             }
-            return;
+            return Some(why);
         }
         // Each unit's blocks in free-list order (gaps where blocks are bad).
         let fill = fill.with_free_lists(self.units.iter().map(|u| u.free.iter()));
@@ -931,6 +934,7 @@ impl Ftl {
         self.seq += n;
         self.fill = fill;
         self.mapped = n;
+        None
     }
 
     /// Role of each block of `unit` in the block map: (a log?, its write

@@ -387,16 +387,37 @@ impl SeqFill {
     /// Does the closed form hold: whole program units per block, and every
     /// unit keeps more than `floor` free blocks (so neither GC nor the
     /// allocator's host floor interferes) until the fill ends?
+    #[cfg(test)]
     pub(super) fn applies(&self, floor: u32) -> bool {
+        self.per_lpn_because(true, floor, "").is_none()
+    }
+
+    /// Why a fill must run LPN by LPN rather than in this closed form
+    /// (None: it need not), for the report: `fresh` is false when the
+    /// drive already holds data; `floor` is as in [`SeqFill::applies`],
+    /// `floor_why` the reason to give when the fill would reach it (naming
+    /// the settings that set it).
+    pub(super) fn per_lpn_because(
+        &self,
+        fresh: bool,
+        floor: u32,
+        floor_why: &'static str,
+    ) -> Option<&'static str> {
         let u = self.stripe.len() as u64;
         let (spp, spb) = (self.spp.divisor() as u64, self.spb.divisor() as u64);
+        if !fresh {
+            return Some("the drive already holds data");
+        }
         if u == 0 || spp == 0 || !spb.is_multiple_of(spp) || self.ppb.divisor() == 0 {
-            return false;
+            return Some("program units that do not divide a block");
         }
         let batches = self.n.div_ceil(spp);
         let programs_per_unit = batches.div_ceil(u);
         let blocks = programs_per_unit.div_ceil(self.ppb.divisor() as u64);
-        blocks < (self.bpu.divisor() as u64).saturating_sub(floor as u64)
+        if blocks < (self.bpu.divisor() as u64).saturating_sub(floor as u64) {
+            return None;
+        }
+        Some(floor_why)
     }
 
     /// Slot of `lpn` (the L2P's default).

@@ -173,18 +173,20 @@ impl Ftl {
     /// block, not per LPN: the block metadata and counters are exactly the
     /// per-LPN fill's, and the mapping is `SeqFill`'s closed form until
     /// something overwrites it (cost: one step per block the fill opens, no
-    /// mapping memory touched).
-    pub fn fill_sequential(&mut self) {
+    /// mapping memory touched). Returns why it ran LPN by LPN (None: in
+    /// closed form), for the report.
+    pub fn fill_sequential(&mut self) -> Option<&'static str> {
         if self.hybrid.is_some() {
             return self.hybrid_fill();
         }
-        self.fill_data_sequential();
+        let why = self.fill_data_sequential();
         // With a cached mapping, the fill also wrote the mapping out.
         self.write_translation_pages();
+        why
     }
 
-    /// [`Ftl::fill_sequential`]'s user data.
-    fn fill_data_sequential(&mut self) {
+    /// [`Ftl::fill_sequential`]'s user data; why LPN by LPN, if it was.
+    fn fill_data_sequential(&mut self) -> Option<&'static str> {
         let n = self.lpns;
         let fill = SeqFill::new(&self.geo, &self.stripe, n);
         let fresh = self.seq == 0
@@ -199,8 +201,11 @@ impl Ftl {
         let fewest_free = self.units.iter().map(|u| u.free.len()).min().unwrap_or(0) as u32;
         let floor =
             self.cfg.gc_hard_threshold + self.geo.blocks_per_unit.saturating_sub(fewest_free);
-        if !(fresh && fill.applies(floor)) {
-            return self.fill_sequential_per_lpn();
+        let floor_why =
+            "a fill that reaches the GC floor [ftl.gc_hard_threshold, ftl.over_provisioning]";
+        if let Some(why) = fill.per_lpn_because(fresh, floor, floor_why) {
+            self.fill_sequential_per_lpn();
+            return Some(why);
         }
         // Each unit's blocks in free-list order (gaps where blocks are bad).
         let fill = fill.with_free_lists(self.units.iter().map(|u| u.free.iter()));
@@ -265,6 +270,7 @@ impl Ftl {
         self.seq = n;
         self.fill = fill;
         self.mapped = n;
+        None
     }
 
     /// [`Ftl::fill_sequential`] LPN by LPN (when the closed form does not

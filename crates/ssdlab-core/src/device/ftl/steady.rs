@@ -112,9 +112,16 @@ fn mix(mut z: u64) -> u64 {
 /// run longer than the full one (more erases) before it settles.
 const MIN_WINDOW_BLOCKS: u64 = 256;
 
-/// How the steady state was reached.
+/// How a preconditioned state was reached, where there is more than one
+/// way (the report's `precondition.method`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SteadyMethod {
+pub enum PreconditionMethod {
+    /// A fill written LPN by LPN, `why` the closed form did not apply
+    /// (a fill in closed form has no method to report).
+    FillPerLpn {
+        /// What kept the fill from its closed form.
+        why: &'static str,
+    },
     /// Random overwrites on the drive itself: asked for (`why` is None,
     /// `steady-exact`), or `why` the state could not be scaled (what the
     /// report names, so no setting turns `steady` into the long process
@@ -179,12 +186,12 @@ impl Ftl {
         &mut self,
         seed: u64,
         max_drive_writes: f64,
-    ) -> (f64, f64, SteadyMethod) {
+    ) -> (f64, f64, PreconditionMethod) {
         let ur = match self.scaled_steady_units() {
             Ok(ur) => ur,
             Err(why) => {
                 let (dw, waf) = self.precondition_steady(seed, max_drive_writes);
-                return (dw, waf, SteadyMethod::Exact { why: Some(why) });
+                return (dw, waf, PreconditionMethod::Exact { why: Some(why) });
             }
         };
         // The full drive's tables are written whole at the end; their pages
@@ -203,7 +210,7 @@ impl Ftl {
         ur: u32,
         seed: u64,
         max_drive_writes: f64,
-    ) -> (f64, f64, SteadyMethod) {
+    ) -> (f64, f64, PreconditionMethod) {
         let k = self.geo.units / ur;
         let geo = self.geo.one_channel(ur);
         let lpns = self.lpns / k as u64;
@@ -234,7 +241,7 @@ impl Ftl {
             return (
                 dw,
                 waf,
-                SteadyMethod::Exact {
+                PreconditionMethod::Exact {
                     why: Some("the scaled-down drive wore blocks out"),
                 },
             );
@@ -284,7 +291,7 @@ impl Ftl {
         (
             dw,
             waf,
-            SteadyMethod::Scaled {
+            PreconditionMethod::Scaled {
                 units: ur,
                 snapshots: k,
             },
@@ -795,7 +802,7 @@ bus_bandwidth = "400MB/s"
                 let mut f = ftl_for(&d);
                 let (dw, waf, how) = f.precondition_steady_scaled(9, 4.0);
                 assert!(
-                    matches!(how, SteadyMethod::Scaled { .. }),
+                    matches!(how, PreconditionMethod::Scaled { .. }),
                     "{policy}: {how:?}"
                 );
                 f.check_invariants()
@@ -876,8 +883,8 @@ bus_bandwidth = "400MB/s"
         let bpu = scaled.geo.blocks_per_unit as usize;
         let valid_of = |u: usize| &scaled.valid[u * bpu..(u + 1) * bpu];
         let per_snapshot = match how {
-            SteadyMethod::Scaled { units, .. } => units as usize,
-            SteadyMethod::Exact { why } => panic!("{label}: not scaled: {why:?}"),
+            PreconditionMethod::Scaled { units, .. } => units as usize,
+            other => panic!("{label}: not scaled: {other:?}"),
         };
         for u in per_snapshot..scaled.geo.units as usize {
             assert_ne!(valid_of(u), valid_of(u - per_snapshot), "{label}: unit {u}");
@@ -1017,7 +1024,7 @@ bus_bandwidth = "400MB/s"
         let (_, waf_e) = exact.precondition_steady(seed, 6.0);
         let mut scaled = ftl_for(d);
         let (_, waf_s, how) = scaled.precondition_steady_scaled(seed, 6.0);
-        assert!(matches!(how, SteadyMethod::Scaled { .. }), "{how:?}");
+        assert!(matches!(how, PreconditionMethod::Scaled { .. }), "{how:?}");
         for f in [&exact, &scaled] {
             f.check_invariants().unwrap();
             for t in 0..f.translation_pages() {
@@ -1192,7 +1199,7 @@ bus_bandwidth = "400MB/s"
         let (_, _, how) = f.precondition_steady_scaled(9, 2.0);
         assert_eq!(
             how,
-            SteadyMethod::Exact {
+            PreconditionMethod::Exact {
                 why: Some("a drive too small to scale down")
             }
         );
@@ -1203,7 +1210,7 @@ bus_bandwidth = "400MB/s"
         let mut f = ftl_for(&d);
         assert_eq!(
             f.precondition_steady_scaled(9, 2.0).2,
-            SteadyMethod::Exact {
+            PreconditionMethod::Exact {
                 why: Some("a drive too small to scale down")
             }
         );
