@@ -772,8 +772,8 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
     );
     // The PM9A3 preset with 600 blocks of 96 pages per plane (32 GB): a
     // sixteenth of a drive write spans 1,000+ blocks, so 4 snapshots.
-    let run = |pre: &str, format: &str| {
-        let (code, out, err) = ssdlab(&[
+    let run_set = |pre: &str, format: &str, set: &[&str]| {
+        let mut args = vec![
             "run",
             "--set",
             "nand.blocks_per_plane=600",
@@ -785,10 +785,15 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
             pre,
             "--output-format",
             format,
-        ]);
+        ];
+        for s in set {
+            args.extend(["--set", s]);
+        }
+        let (code, out, err) = ssdlab(&args);
         assert_eq!(code, 0, "{pre}: {err}");
         out
     };
+    let run = |pre: &str, format: &str| run_set(pre, format, &[]);
     let json = |pre: &str| {
         serde_json::from_str::<serde_json::Value>(&run(pre, "json")).expect("valid JSON")
     };
@@ -814,20 +819,7 @@ fn steady_is_scaled_where_it_can_be_and_steady_exact_is_not() {
         "{text}"
     );
     // A setting that keeps `steady` from scaling is named in the report.
-    let (code, out, err) = ssdlab(&[
-        "run",
-        "--set",
-        "nand.blocks_per_plane=600",
-        "--set",
-        "nand.pages_per_block=96",
-        "--set",
-        "nand.grown_bad_rate=0.01%",
-        "--job",
-        &job,
-        "--precondition",
-        "steady",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let out = run_set("steady", "text", &["nand.grown_bad_rate=0.01%"]);
     assert!(
         out.contains(
             "precondition: steady (exact, not scaled: grown bad blocks [nand.grown_bad_rate])"
