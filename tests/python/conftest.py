@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -18,6 +19,17 @@ import ssdlab
 # 4 channels x 2 SLC dies, 4 KiB pages: 107 MB exported; a 5,000-I/O run
 # takes a few milliseconds.
 SMALL_TOML = (Path(__file__).resolve().parents[1] / "data" / "small-slc.toml").read_text()
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt in the main thread for the test,
+    however the suite was started: a shell starting it in the background
+    (`cmd &` without job control) leaves SIGINT ignored, Python then keeps
+    no handler, and `_thread.interrupt_main()` does nothing."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture(scope="session")

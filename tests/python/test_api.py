@@ -257,7 +257,7 @@ def test_stop_flag_stops_a_run(small):
     assert time.perf_counter() - t0 < 5
 
 
-def test_ctrl_c_interrupts_a_run(small):
+def test_ctrl_c_interrupts_a_run(small, sigint_raises):
     threading.Timer(0.3, _thread.interrupt_main).start()
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):

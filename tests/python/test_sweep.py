@@ -139,7 +139,7 @@ def test_pool_sweep_from_a_script_without_main_guard(small_toml, tmp_path):
         assert p.stdout.count("rows 3 3") == 1, (p.stdout, p.stderr)
 
 
-def test_ctrl_c_stops_a_threaded_sweep(small):
+def test_ctrl_c_stops_a_threaded_sweep(small, sigint_raises):
     """Ctrl-C in the caller stops every running simulation of a local
     (thread) sweep at once and raises KeyboardInterrupt."""
     import _thread
