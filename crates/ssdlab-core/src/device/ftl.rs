@@ -24,7 +24,7 @@ mod precondition;
 mod slc;
 mod stats;
 mod steady;
-pub use steady::PreconditionMethod;
+pub use precondition::PreconditionMethod;
 mod translation;
 mod validity;
 
@@ -1218,67 +1218,6 @@ bus_bandwidth = "400MB/s"
         let g = Geometry::new(&d.nand, d.ftl.mapping_unit);
         let n = crate::config::logical_units(&d.nand, &d.ftl);
         Ftl::new(g, d.ftl.clone(), n, 1)
-    }
-
-    /// No shipped drive's configuration turns the fill into a per-LPN pass
-    /// (issue 16): every preset takes the closed form, also with factory
-    /// bad blocks and under BAST mapping (the SLC presets but for BAST,
-    /// which refuses an SLC cache). The fill writes no table entry.
-    #[test]
-    fn every_preset_fills_in_closed_form() {
-        for name in crate::config::preset_names() {
-            let base = Device::preset(&name).expect("shipped preset");
-            if matches!(base.backend, crate::config::Backend::RamDisk { .. }) {
-                continue;
-            }
-            for (bad, bast) in [(0.0, false), (0.005, false), (0.005, true)] {
-                let mut d = base.clone();
-                d.nand.factory_bad_blocks = bad;
-                if bast {
-                    if d.ftl.has_slc() {
-                        continue;
-                    }
-                    d.ftl.mapping = MappingScheme::Bast;
-                    d.ftl.log_blocks = 2;
-                }
-                let mut f = ftl_for(&d);
-                assert_eq!(f.fill_sequential(), None, "{name}: a reason given");
-                assert!(
-                    f.fill.n > 0,
-                    "{name} (bad blocks {bad}, BAST {bast}): the fill went LPN by LPN"
-                );
-                assert_eq!(f.l2p.written() + f.p2l.written(), 0, "{name}");
-            }
-        }
-    }
-
-    /// A fill that would reach the GC floor (or, under block or hybrid
-    /// mapping, the log blocks' reserve) runs LPN by LPN and says why: the
-    /// report names it, so no setting makes the fill a full pass unsaid.
-    #[test]
-    fn a_fill_past_its_floor_runs_per_lpn_and_says_why() {
-        let mut d = small_device("greedy", true);
-        assert_eq!(ftl_for(&d).fill_sequential(), None);
-        d.ftl.gc_threshold = 11;
-        d.ftl.gc_hard_threshold = 10;
-        let mut f = ftl_for(&d);
-        assert_eq!(
-            f.fill_sequential(),
-            Some("a fill that reaches the GC floor [ftl.gc_hard_threshold, ftl.over_provisioning]")
-        );
-        assert_eq!(f.fill.n, 0, "closed form used");
-        f.check_invariants().unwrap();
-        let mut d = small_device("greedy", true);
-        d.ftl.mapping = MappingScheme::Bast;
-        d.ftl.log_blocks = 2;
-        assert_eq!(ftl_for(&d).fill_sequential(), None);
-        d.ftl.log_blocks = 9;
-        let mut f = ftl_for(&d);
-        assert_eq!(
-            f.fill_sequential(),
-            Some("a fill that reaches the log blocks' reserve [ftl.log_blocks, ftl.over_provisioning]")
-        );
-        f.check_invariants().unwrap();
     }
 
     /// A factory-bad block in the static SLC region (each unit's last

@@ -68,8 +68,9 @@ pub enum Precondition {
 }
 
 /// How a drive was preconditioned: the mode, drive writes done, the final
-/// WAF of the preconditioner and how the steady state was reached (steady
-/// only).
+/// WAF of the preconditioner and, where there was more than one way, which
+/// (a steady state's; a fill's only when it could not take its closed
+/// form).
 pub type PreconditionInfo = (
     Precondition,
     f64,

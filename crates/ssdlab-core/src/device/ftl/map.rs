@@ -384,30 +384,30 @@ impl SeqFill {
         self.blocks.is_some()
     }
 
-    /// Does the closed form hold: whole program units per block, and every
-    /// unit keeps more than `floor` free blocks (so neither GC nor the
-    /// allocator's host floor interferes) until the fill ends?
+    /// Does the closed form hold on a fresh drive ([`SeqFill::per_lpn_because`]
+    /// gives no reason)?
     #[cfg(test)]
     pub(super) fn applies(&self, floor: u32) -> bool {
         self.per_lpn_because(true, floor, "").is_none()
     }
 
-    /// Why a fill must run LPN by LPN rather than in this closed form
-    /// (None: it need not), for the report: `fresh` is false when the
-    /// drive already holds data; `floor` is as in [`SeqFill::applies`],
-    /// `floor_why` the reason to give when the fill would reach it (naming
-    /// the settings that set it).
+    /// Why a fill must run LPN by LPN rather than in this closed form (None:
+    /// it need not), for the report. The closed form holds on a fresh drive
+    /// (`fresh`) with whole program units per block where every unit keeps
+    /// more than `floor` free blocks (so neither GC nor the allocator's
+    /// host floor interferes) until the fill ends; `floor_why` is the
+    /// reason given when it would not (naming the settings that set it).
     pub(super) fn per_lpn_because(
         &self,
         fresh: bool,
         floor: u32,
         floor_why: &'static str,
     ) -> Option<&'static str> {
-        let u = self.stripe.len() as u64;
-        let (spp, spb) = (self.spp.divisor() as u64, self.spb.divisor() as u64);
         if !fresh {
             return Some("the drive already holds data");
         }
+        let u = self.stripe.len() as u64;
+        let (spp, spb) = (self.spp.divisor() as u64, self.spb.divisor() as u64);
         if u == 0 || spp == 0 || !spb.is_multiple_of(spp) || self.ppb.divisor() == 0 {
             return Some("program units that do not divide a block");
         }

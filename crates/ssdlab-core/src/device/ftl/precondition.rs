@@ -1,6 +1,7 @@
 //! The functional (untimed) write path the preconditioner uses: the
 //! sequential fill (per block in closed form where it applies, else per
-//! LPN) and the steady state of random overwrites with inline GC.
+//! LPN) and the steady state of random overwrites with inline GC; and
+//! [`PreconditionMethod`], how the report names the way a state was reached.
 
 use super::map::SeqFill;
 use super::mapcache::{Access, MapCache};
@@ -8,6 +9,33 @@ use super::{buffered, on_flash, BlockState, Ftl, IN_BUFFER};
 use crate::units::{Lpn, Ppa};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// How a preconditioned state was reached, where there is more than one
+/// way (the report's `precondition.method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreconditionMethod {
+    /// A fill written LPN by LPN, `why` the closed form did not apply
+    /// (a fill in closed form has no method to report).
+    FillPerLpn {
+        /// What kept the fill from its closed form.
+        why: &'static str,
+    },
+    /// Random overwrites on the drive itself: asked for (`why` is None,
+    /// `steady-exact`), or `why` the state could not be scaled (what the
+    /// report names, so no setting turns `steady` into the long process
+    /// unsaid).
+    Exact {
+        /// What kept `steady` from scaling (None: asked for).
+        why: Option<&'static str>,
+    },
+    /// Built from a drive of `units` units (`snapshots` of them).
+    Scaled {
+        /// Units of the reduced drive.
+        units: u32,
+        /// Snapshots taken of it (full units / reduced units).
+        snapshots: u32,
+    },
+}
 
 /// The mapping cache of the steady state's last phase
 /// ([`Ftl::steady_mapping_functional`]): the translation pages a drive with
@@ -557,5 +585,72 @@ impl Ftl {
             }
             self.stage_translation_functional(u, t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Device, MappingScheme};
+    use crate::device::ftl::tests::{ftl_for, small_device};
+
+    /// No shipped drive's configuration turns the fill into a per-LPN pass
+    /// (issue 16): every preset takes the closed form, also with factory
+    /// bad blocks and under BAST mapping (the SLC presets but for BAST,
+    /// which refuses an SLC cache). The fill writes no table entry.
+    #[test]
+    fn every_preset_fills_in_closed_form() {
+        for name in crate::config::preset_names() {
+            let base = Device::preset(&name).expect("shipped preset");
+            if matches!(base.backend, crate::config::Backend::RamDisk { .. }) {
+                continue;
+            }
+            for (bad, bast) in [(0.0, false), (0.005, false), (0.005, true)] {
+                let mut d = base.clone();
+                d.nand.factory_bad_blocks = bad;
+                if bast {
+                    if d.ftl.has_slc() {
+                        continue;
+                    }
+                    d.ftl.mapping = MappingScheme::Bast;
+                    d.ftl.log_blocks = 2;
+                }
+                let mut f = ftl_for(&d);
+                assert_eq!(f.fill_sequential(), None, "{name}: a reason given");
+                assert!(
+                    f.fill.n > 0,
+                    "{name} (bad blocks {bad}, BAST {bast}): the fill went LPN by LPN"
+                );
+                assert_eq!(f.l2p.written() + f.p2l.written(), 0, "{name}");
+            }
+        }
+    }
+
+    /// A fill that would reach the GC floor (or, under block or hybrid
+    /// mapping, the log blocks' reserve) runs LPN by LPN and says why: the
+    /// report names it, so no setting makes the fill a full pass unsaid.
+    #[test]
+    fn a_fill_past_its_floor_runs_per_lpn_and_says_why() {
+        let mut d = small_device("greedy", true);
+        assert_eq!(ftl_for(&d).fill_sequential(), None);
+        d.ftl.gc_threshold = 11;
+        d.ftl.gc_hard_threshold = 10;
+        let mut f = ftl_for(&d);
+        assert_eq!(
+            f.fill_sequential(),
+            Some("a fill that reaches the GC floor [ftl.gc_hard_threshold, ftl.over_provisioning]")
+        );
+        assert_eq!(f.fill.n, 0, "closed form used");
+        f.check_invariants().unwrap();
+        let mut d = small_device("greedy", true);
+        d.ftl.mapping = MappingScheme::Bast;
+        d.ftl.log_blocks = 2;
+        assert_eq!(ftl_for(&d).fill_sequential(), None);
+        d.ftl.log_blocks = 9;
+        let mut f = ftl_for(&d);
+        assert_eq!(
+            f.fill_sequential(),
+            Some("a fill that reaches the log blocks' reserve [ftl.log_blocks, ftl.over_provisioning]")
+        );
+        f.check_invariants().unwrap();
     }
 }

@@ -50,7 +50,7 @@
 //! has as many static and dynamic SLC blocks per unit as the full one).
 //! `docs/models/ftl.md` compares the two on the 960 GB preset.
 
-use super::{map, BlockState, Ftl, MappingScheme, UNMAPPED};
+use super::{map, BlockState, Ftl, MappingScheme, PreconditionMethod, UNMAPPED};
 use crate::units::{Bytes, FastDiv, Lpn};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -111,33 +111,6 @@ fn mix(mut z: u64) -> u64 {
 /// WAF is no noisier than the full drive's), else the reduced drive would
 /// run longer than the full one (more erases) before it settles.
 const MIN_WINDOW_BLOCKS: u64 = 256;
-
-/// How a preconditioned state was reached, where there is more than one
-/// way (the report's `precondition.method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PreconditionMethod {
-    /// A fill written LPN by LPN, `why` the closed form did not apply
-    /// (a fill in closed form has no method to report).
-    FillPerLpn {
-        /// What kept the fill from its closed form.
-        why: &'static str,
-    },
-    /// Random overwrites on the drive itself: asked for (`why` is None,
-    /// `steady-exact`), or `why` the state could not be scaled (what the
-    /// report names, so no setting turns `steady` into the long process
-    /// unsaid).
-    Exact {
-        /// What kept `steady` from scaling (None: asked for).
-        why: Option<&'static str>,
-    },
-    /// Built from a drive of `units` units (`snapshots` of them).
-    Scaled {
-        /// Units of the reduced drive.
-        units: u32,
-        /// Snapshots taken of it (full units / reduced units).
-        snapshots: u32,
-    },
-}
 
 impl Ftl {
     /// Units of the reduced drive the steady state can be built from, if
